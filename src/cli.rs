@@ -1,0 +1,79 @@
+//! The command line, defined once: `--help` and the usage errors come from here.
+
+use std::path::PathBuf;
+
+use clap::builder::PossibleValuesParser;
+use clap::{Args, Parser, Subcommand};
+
+use agentgate::framing::DEFAULT_MAX_LINE_BYTES;
+use agentgate::Dialect;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "agentgate",
+    version,
+    about = "Translate the JSON Lines event streams of AI coding agents from one agent's dialect into another's",
+    long_about = "Translate the JSON Lines event streams of AI coding agents from one agent's dialect into another's.\n\n\
+        Reads each FILE (or standard input) as one run, line by line, and writes it in the --to dialect as it goes. \
+        Every run's output ends with exactly one terminal record, also when the input stops early. \
+        Bad lines are reported on stderr as FILE:LINE and skipped.",
+    after_help = "Examples:\n  agentgate --to localcode examples/adal-lint-fix.jsonl\n  adal -q \"fix the lint errors\" -o stream-json | agentgate --to localcode | tail -1 | jq .\n  agentgate detect run.jsonl\n\n\
+        Exit status: 0 translated (whatever the run's outcome), 2 usage error, 65 bad or refused input (with --strict, an undetectable dialect or an unknown format version), 66 an input file cannot be opened, 74 an I/O error.",
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    #[command(flatten)]
+    pub translate: Translate,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Print the dialect of a stream (exit 1, with the reason, when it cannot be told)
+    Detect {
+        /// The stream; standard input when absent or -
+        file: Option<PathBuf>,
+    },
+    /// List the dialects with a one-line description each
+    Dialects,
+}
+
+#[derive(Args, Debug)]
+pub struct Translate {
+    /// The input's dialect; auto detects it from the first lines
+    #[arg(long, value_name = "DIALECT", default_value = "auto", value_parser = from_values())]
+    pub from: String,
+
+    /// The dialect to write
+    #[arg(long, value_name = "DIALECT", required = true, value_parser = to_values())]
+    pub to: Option<String>,
+
+    /// Print on stderr, per run, what happened to every input line and what the target could not carry
+    #[arg(long)]
+    pub report: bool,
+
+    /// Make the first bad line fatal: the terminal record is written, then exit 65
+    #[arg(long)]
+    pub strict: bool,
+
+    /// Longest input line accepted, in bytes; longer lines are reported and skipped
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_LINE_BYTES)]
+    pub max_line_bytes: usize,
+
+    /// Input streams, each one run, translated in order; standard input when none or -
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+}
+
+fn to_values() -> PossibleValuesParser {
+    PossibleValuesParser::new(Dialect::names())
+}
+
+fn from_values() -> PossibleValuesParser {
+    let mut names = vec!["auto"];
+    names.extend(Dialect::names());
+    PossibleValuesParser::new(names)
+}

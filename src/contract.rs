@@ -1,0 +1,408 @@
+//! Dialect contracts: the data in `mappings/<dialect>.json`, embedded in the binary.
+//!
+//! A contract lists a dialect's record kinds with their fields (JSON type, required or not,
+//! strings that must hold digits, length limits), how its lines are laid out, its terminal
+//! record, the ordering rules its spec states, and its outcome table. Encoders read their limits
+//! and outcome words from here; [`Contract::check_line`] and [`StreamCheck`] hold a stream to
+//! the same data, so code, docs and tests cannot drift apart.
+
+use std::collections::HashSet;
+use std::sync::OnceLock;
+
+use indexmap::IndexMap;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::event::Outcome;
+
+/// The JSON type a field must have on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FieldType {
+    String,
+    /// A string of decimal digits (a count written as text).
+    Digits,
+    /// A string holding a decimal integer, possibly negative.
+    IntString,
+    /// The string `"true"` or `"false"`.
+    BoolString,
+    Integer,
+    Number,
+    Boolean,
+    Object,
+    Array,
+    Any,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Field {
+    #[serde(rename = "type")]
+    pub ty: FieldType,
+    #[serde(default)]
+    pub required: bool,
+    /// Null is allowed as a value.
+    #[serde(default)]
+    pub nullable: bool,
+    /// Longest value, in characters.
+    #[serde(default)]
+    pub max_chars: Option<usize>,
+    /// For objects: their members, checked the same way.
+    #[serde(default)]
+    pub fields: Option<IndexMap<String, Field>>,
+    #[serde(default)]
+    pub doc: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Kind {
+    #[serde(default)]
+    pub fields: IndexMap<String, Field>,
+    #[serde(default)]
+    pub doc: Option<String>,
+}
+
+/// How a dialect orders the members of a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyOrder {
+    /// The type member first, then the fields in the order the contract lists them.
+    Listed,
+    /// Members sorted at every depth.
+    Alphabetical,
+    Any,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct TerminalSpec {
+    pub kind: String,
+    /// The field holding the exit code, if any.
+    #[serde(default)]
+    pub exit_code_field: Option<String>,
+}
+
+/// An ordering rule from the spec, checked over a whole stream.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "rule", rename_all = "snake_case")]
+pub enum Rule {
+    /// Every `kind` line's `field` names an `earlier_field` of an earlier `earlier_kind` line.
+    IdsSeenEarlier { kind: String, field: String, earlier_kind: String, earlier_field: String },
+    /// No line of `kinds` after a line of kind `after`.
+    NoneAfter { after: String, kinds: Vec<String> },
+    /// After a line of kind `after`, the terminal's `field` equals `value`.
+    TerminalAfter { after: String, field: String, value: Value },
+    /// When the terminal's `field` equals `value`, some `kind` line came before it.
+    TerminalNeeds { field: String, value: Value, kind: String },
+    /// The terminal's `field` (a path with dots) equals the sum of `of_field` over `of_kind` lines.
+    TerminalSums { field: String, of_kind: String, of_field: String },
+    /// The first line is of this kind.
+    First { kind: String },
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Contract {
+    pub dialect: String,
+    pub description: String,
+    #[serde(default)]
+    pub produced_by: Option<String>,
+    #[serde(default = "type_field")]
+    pub type_field: String,
+    pub key_order: KeyOrder,
+    /// Fields every line carries, whatever its kind.
+    #[serde(default)]
+    pub common: IndexMap<String, Field>,
+    /// Whether lines of unknown kinds are tolerated by the dialect's readers.
+    #[serde(default)]
+    pub unknown_kinds_tolerated: bool,
+    #[serde(default)]
+    pub terminal: Option<TerminalSpec>,
+    pub kinds: IndexMap<String, Kind>,
+    #[serde(default)]
+    pub rules: Vec<Rule>,
+    /// How each canonical outcome is written.
+    #[serde(default)]
+    pub outcomes: IndexMap<String, Map<String, Value>>,
+    /// Tables a decoder reads outcomes with.
+    #[serde(default)]
+    pub decode: Map<String, Value>,
+}
+
+fn type_field() -> String {
+    "type".into()
+}
+
+macro_rules! contracts {
+    ($($name:literal),*) => {
+        /// The embedded contract files, by dialect name.
+        pub const FILES: &[(&str, &str)] = &[
+            $(($name, include_str!(concat!("../mappings/", $name, ".json")))),*
+        ];
+    };
+}
+contracts!("localcode", "adal", "canonical");
+
+/// The contract of a dialect by name. Panics only if an embedded file is broken, which the
+/// test suite rules out.
+pub fn contract(name: &str) -> &'static Contract {
+    static ALL: OnceLock<IndexMap<&'static str, Contract>> = OnceLock::new();
+    let all = ALL.get_or_init(|| {
+        FILES
+            .iter()
+            .map(|(n, text)| {
+                let c: Contract = serde_json::from_str(text).unwrap_or_else(|e| panic!("mappings/{n}.json: {e}"));
+                (*n, c)
+            })
+            .collect()
+    });
+    all.get(name).unwrap_or_else(|| panic!("no contract for {name}"))
+}
+
+impl Contract {
+    /// The length limit of `field` in records of `kind`, in characters.
+    pub fn limit(&self, kind: &str, field: &str) -> Option<usize> {
+        self.kinds.get(kind)?.fields.get(field)?.max_chars
+    }
+
+    /// The outcome table's entry `key` for `outcome` (e.g. `status`, `exit_code`).
+    pub fn outcome_value(&self, outcome: Outcome, key: &str) -> Option<&Value> {
+        self.outcomes.get(outcome.name())?.get(key)
+    }
+
+    pub fn outcome_str(&self, outcome: Outcome, key: &str) -> Option<&str> {
+        self.outcome_value(outcome, key)?.as_str()
+    }
+
+    pub fn outcome_code(&self, outcome: Outcome, key: &str) -> Option<i64> {
+        self.outcome_value(outcome, key)?.as_i64()
+    }
+
+    /// Looks `key` up in the decode table `table`, giving a canonical outcome.
+    pub fn decode_outcome(&self, table: &str, key: &str) -> Option<Outcome> {
+        self.decode.get(table)?.get(key)?.as_str()?.parse().ok()
+    }
+
+    /// Problems with one line, each a sentence. Unknown kinds are a problem only where the
+    /// dialect's readers do not tolerate them.
+    pub fn check_line(&self, line: &Value) -> Vec<String> {
+        let mut problems = Vec::new();
+        let Some(obj) = line.as_object() else {
+            return vec!["not a JSON object".into()];
+        };
+        let Some(kind) = obj.get(&self.type_field).and_then(Value::as_str) else {
+            return vec![format!("no string member \"{}\"", self.type_field)];
+        };
+        if self.key_order == KeyOrder::Alphabetical {
+            check_sorted(line, "", &mut problems);
+        }
+        let Some(spec) = self.kinds.get(kind) else {
+            if !self.unknown_kinds_tolerated {
+                problems.push(format!("unknown record kind \"{kind}\""));
+            }
+            return problems;
+        };
+        check_fields(&self.common, obj, kind, &mut problems);
+        check_fields(&spec.fields, obj, kind, &mut problems);
+        if self.key_order == KeyOrder::Listed {
+            let keys: Vec<&str> = obj.keys().map(String::as_str).collect();
+            if keys.first() != Some(&self.type_field.as_str()) {
+                problems.push(format!("{kind}: \"{}\" is not the first member", self.type_field));
+            }
+            let listed: Vec<&str> = keys.iter().copied().filter(|k| spec.fields.contains_key(*k)).collect();
+            let mut expected = listed.clone();
+            expected.sort_by_key(|k| spec.fields.get_index_of(*k));
+            if listed != expected {
+                problems.push(format!("{kind}: members out of order: {listed:?}, expected {expected:?}"));
+            }
+        }
+        problems
+    }
+}
+
+fn check_fields(fields: &IndexMap<String, Field>, obj: &Map<String, Value>, kind: &str, problems: &mut Vec<String>) {
+    for (name, field) in fields {
+        match obj.get(name) {
+            None if field.required => problems.push(format!("{kind}: missing required field \"{name}\"")),
+            None => {}
+            Some(Value::Null) if field.nullable => {}
+            Some(v) => {
+                if let Err(why) = check_value(field, v) {
+                    problems.push(format!("{kind}.{name}: {why}"));
+                }
+                if let (Some(sub), Some(o)) = (&field.fields, v.as_object()) {
+                    check_fields(sub, o, &format!("{kind}.{name}"), problems);
+                }
+            }
+        }
+    }
+}
+
+fn check_value(field: &Field, v: &Value) -> Result<(), String> {
+    let ok = match field.ty {
+        FieldType::String => v.is_string(),
+        FieldType::Digits => v.as_str().is_some_and(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())),
+        FieldType::IntString => v.as_str().is_some_and(|s| s.parse::<i64>().is_ok() && !s.starts_with('+')),
+        FieldType::BoolString => matches!(v.as_str(), Some("true" | "false")),
+        FieldType::Integer => v.is_i64() || v.is_u64(),
+        FieldType::Number => v.is_number(),
+        FieldType::Boolean => v.is_boolean(),
+        FieldType::Object => v.is_object(),
+        FieldType::Array => v.is_array(),
+        FieldType::Any => !v.is_null(),
+    };
+    if !ok {
+        return Err(if v.is_null() { "null where a value is required".into() } else { format!("expected {:?}, got {v}", field.ty) });
+    }
+    if let (Some(max), Some(s)) = (field.max_chars, v.as_str()) {
+        let n = s.chars().count();
+        if n > max {
+            return Err(format!("{n} characters, more than the limit of {max}"));
+        }
+    }
+    Ok(())
+}
+
+fn check_sorted(v: &Value, path: &str, problems: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            let keys: Vec<&String> = m.keys().collect();
+            if keys.windows(2).any(|w| w[0] >= w[1]) {
+                problems.push(format!("members of {} not in alphabetical order", if path.is_empty() { "the line" } else { path }));
+            }
+            for (k, x) in m {
+                check_sorted(x, &format!("{path}.{k}"), problems);
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| check_sorted(x, path, problems)),
+        _ => {}
+    }
+}
+
+fn path<'v>(v: &'v Value, dotted: &str) -> Option<&'v Value> {
+    dotted.split('.').try_fold(v, |v, k| v.get(k))
+}
+
+/// Checks a whole stream against its contract: each line, the terminal record exactly once
+/// and last, and the ordering rules. Feed it lines, then call [`StreamCheck::finish`].
+pub struct StreamCheck<'c> {
+    contract: &'c Contract,
+    line: u64,
+    terminal_line: Option<u64>,
+    first_kind: Option<String>,
+    seen_ids: HashSet<String>,
+    seen_kinds: HashSet<String>,
+    sums: Vec<u64>,
+    problems: Vec<(u64, String)>,
+}
+
+impl<'c> StreamCheck<'c> {
+    pub fn new(contract: &'c Contract) -> Self {
+        StreamCheck {
+            contract,
+            line: 0,
+            terminal_line: None,
+            first_kind: None,
+            seen_ids: HashSet::new(),
+            seen_kinds: HashSet::new(),
+            sums: vec![0; contract.rules.len()],
+            problems: Vec::new(),
+        }
+    }
+
+    /// Checks the next line (its text, without the newline).
+    pub fn line(&mut self, text: &str) {
+        self.line += 1;
+        let n = self.line;
+        let value: Value = match serde_json::from_str(text) {
+            Ok(v) => v,
+            Err(e) => return self.problems.push((n, format!("not JSON: {e}"))),
+        };
+        for p in self.contract.check_line(&value) {
+            self.problems.push((n, p));
+        }
+        let Some(kind) = value.get(&self.contract.type_field).and_then(Value::as_str).map(str::to_string) else {
+            return;
+        };
+        if self.first_kind.is_none() {
+            self.first_kind = Some(kind.clone());
+        }
+        if let Some(t) = self.terminal_line {
+            self.problems.push((n, format!("\"{kind}\" after the terminal record (line {t})")));
+        }
+        let is_terminal = self.contract.terminal.as_ref().is_some_and(|t| t.kind == kind);
+        for (i, rule) in self.contract.rules.iter().enumerate() {
+            match rule {
+                Rule::IdsSeenEarlier { kind: k, field, earlier_kind, earlier_field } => {
+                    if *earlier_kind == kind {
+                        if let Some(id) = value.get(earlier_field).and_then(Value::as_str) {
+                            self.seen_ids.insert(format!("{earlier_kind}\u{0}{id}"));
+                        }
+                    }
+                    if *k == kind {
+                        let id = value.get(field).and_then(Value::as_str).unwrap_or("");
+                        if !self.seen_ids.contains(&format!("{earlier_kind}\u{0}{id}")) {
+                            self.problems.push((n, format!("{kind}.{field} \"{id}\" names no earlier {earlier_kind}")));
+                        }
+                    }
+                }
+                Rule::NoneAfter { after, kinds } => {
+                    if self.seen_kinds.contains(after) && kinds.contains(&kind) {
+                        self.problems.push((n, format!("\"{kind}\" after \"{after}\"")));
+                    }
+                }
+                Rule::TerminalAfter { after, field, value: want } => {
+                    if is_terminal && self.seen_kinds.contains(after) && value.get(field) != Some(want) {
+                        self.problems.push((n, format!("after \"{after}\" the terminal's {field} must be {want}")));
+                    }
+                }
+                Rule::TerminalNeeds { field, value: want, kind: needed } => {
+                    if is_terminal && value.get(field) == Some(want) && !self.seen_kinds.contains(needed) {
+                        self.problems.push((n, format!("a terminal with {field} {want} needs an earlier \"{needed}\"")));
+                    }
+                }
+                Rule::TerminalSums { field, of_kind, of_field } => {
+                    if *of_kind == kind {
+                        if let crate::json::Count::Value(x) = value.get(of_field).map_or(crate::json::Count::Absent, crate::json::count) {
+                            self.sums[i] += x;
+                        }
+                    }
+                    if is_terminal {
+                        let got = path(&value, field).and_then(Value::as_u64);
+                        if got != Some(self.sums[i]) {
+                            self.problems.push((n, format!("{field} is {got:?}, but the {of_kind}.{of_field} written add up to {}", self.sums[i])));
+                        }
+                    }
+                }
+                Rule::First { .. } => {}
+            }
+        }
+        self.seen_kinds.insert(kind);
+        if is_terminal {
+            self.terminal_line = Some(n);
+        }
+    }
+
+    /// The problems found, each with its 1-based line number (0 for the stream as a whole).
+    pub fn finish(mut self) -> Vec<(u64, String)> {
+        if let Some(t) = &self.contract.terminal {
+            if self.terminal_line.is_none() {
+                self.problems.push((0, format!("no terminal \"{}\" record", t.kind)));
+            }
+        }
+        for rule in &self.contract.rules {
+            if let Rule::First { kind } = rule {
+                if self.first_kind.as_deref().is_some_and(|f| f != kind) {
+                    self.problems.push((1, format!("the first line must be \"{kind}\"")));
+                }
+            }
+        }
+        self.problems
+    }
+}
+
+/// Checks a whole stream held in memory; a convenience for tests and small inputs.
+pub fn check_stream(contract: &Contract, text: &str) -> Vec<(u64, String)> {
+    let mut check = StreamCheck::new(contract);
+    for line in text.lines() {
+        check.line(line);
+    }
+    check.finish()
+}

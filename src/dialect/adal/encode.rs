@@ -1,0 +1,147 @@
+use serde_json::{json, Map, Value};
+
+use crate::contract::Contract;
+use crate::dialect::{Dialect, Encode, Record, Sink};
+use crate::event::{Arguments, Event, Fields, Outcome, ToolStatus};
+use crate::json::{write_line, Layout};
+use crate::normalize::Context;
+use crate::report::Fate;
+
+pub struct Encoder {
+    contract: &'static Contract,
+    /// A permission_denied was written: the run stopped there, no tool events follow.
+    denied: bool,
+    answered: bool,
+    errored: bool,
+}
+
+impl Encoder {
+    pub fn new() -> Self {
+        Encoder { contract: Dialect::Adal.contract(), denied: false, answered: false, errored: false }
+    }
+}
+
+impl Default for Encoder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Writes a line: `type` first, the fields in order, then the source line's unknown members
+/// when it was read from adal itself.
+fn emit(sink: &mut Sink<'_>, kind: &str, fields: Vec<(&str, Value)>, extra: Option<&Fields>) {
+    let mut m = Map::new();
+    m.insert("type".into(), Value::String(kind.into()));
+    for (k, v) in fields {
+        m.insert(k.into(), v);
+    }
+    for (k, v) in extra.into_iter().flatten() {
+        m.insert(k.clone(), v.clone());
+    }
+    write_line(sink.out, &m, Layout::Compact);
+}
+
+/// adal's `args` is an object. Arguments that hold one are written as it; anything else
+/// (text that is not JSON, a bare value) is kept whole as `{"raw": text}`.
+fn args_object(a: &Arguments, own: bool) -> Value {
+    match (&a.value, own) {
+        (Some(v), true) => v.clone(),
+        _ => match a.to_value() {
+            Some(v @ Value::Object(_)) => v,
+            _ if a.is_empty() => json!({}),
+            _ => json!({ "raw": a.to_text() }),
+        },
+    }
+}
+
+fn status_word(s: ToolStatus) -> &'static str {
+    s.into()
+}
+
+impl Encode for Encoder {
+    fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
+        let own = rec.origin == Dialect::Adal;
+        let extra = own.then_some(&rec.extra);
+        match &rec.event {
+            Event::ToolCall(_) | Event::ToolResult(_) | Event::PermissionDenied(_) if self.denied => {
+                // The spec: no tool events after permission_denied.
+                sink.report.dropped_kind(&format!("{} after permission_denied", rec.event.kind()));
+                return Fate::Dropped;
+            }
+            Event::ToolCall(c) => {
+                let id = c.id.clone().unwrap_or_default();
+                emit(sink, "tool_call", vec![("id", Value::String(id)), ("name", Value::String(c.name.clone())), ("args", args_object(&c.arguments, own))], extra);
+            }
+            Event::ToolResult(r) => {
+                let id = r.id.clone().unwrap_or_default();
+                let name = r.name.clone().unwrap_or_default();
+                if !ctx.matched {
+                    // Every tool_result must name an earlier tool_call.
+                    sink.report.synthesized("tool_call");
+                    emit(sink, "tool_call", vec![("id", Value::String(id.clone())), ("name", Value::String(name.clone())), ("args", args_object(&r.arguments, false))], None);
+                }
+                let output = r.output.as_deref().or(r.error.as_deref()).unwrap_or("");
+                let fields = vec![
+                    ("id", Value::String(id)),
+                    ("name", Value::String(name)),
+                    ("status", Value::String(status_word(r.status).into())),
+                    ("output", Value::String(output.into())),
+                ];
+                emit(sink, "tool_result", fields, extra);
+            }
+            Event::PermissionDenied(d) => {
+                let fields = vec![
+                    ("id", Value::String(d.id.clone().unwrap_or_default())),
+                    ("name", Value::String(d.name.clone())),
+                    ("args", args_object(&d.arguments, own)),
+                    ("reason", Value::String(d.reason.clone().unwrap_or_else(|| "approval required".into()))),
+                ];
+                emit(sink, "permission_denied", fields, extra);
+                self.denied = true;
+            }
+            Event::FinalAnswer { text } if text.is_empty() => return Fate::Absorbed,
+            Event::FinalAnswer { text } => {
+                emit(sink, "answer", vec![("content", Value::String(text.clone()))], extra);
+                self.answered = true;
+            }
+            Event::Error { message, .. } => {
+                emit(sink, "error", vec![("message", Value::String(message.clone()))], extra);
+                self.errored = true;
+            }
+            Event::Terminal(t) => {
+                let outcome = if self.denied { Outcome::PermissionDenied } else { t.outcome };
+                let exit_code = self.contract.outcome_code(outcome, "exit_code").unwrap_or(1);
+                if exit_code == 1 && !self.errored {
+                    // A failed run says why in an error event before complete.
+                    let why = t.error.clone().or_else(|| t.reason.clone()).or_else(|| self.contract.outcome_str(outcome, "error").map(str::to_string));
+                    sink.report.synthesized("error");
+                    emit(sink, "error", vec![("message", Value::String(why.unwrap_or_else(|| "the run failed".into())))], None);
+                }
+                if outcome == Outcome::Completed && !self.answered {
+                    if let Some(text) = t.final_text.as_ref().filter(|x| !x.is_empty()) {
+                        sink.report.synthesized("answer");
+                        emit(sink, "answer", vec![("content", Value::String(text.clone()))], None);
+                    }
+                }
+                let session_id = match &t.session_id {
+                    Some(id) => Value::String(id.clone()),
+                    None => {
+                        sink.report.synthesized("complete.session_id");
+                        Value::String(ctx.derived_uuid())
+                    }
+                };
+                let model = t.model.clone().map_or(Value::Null, Value::String);
+                emit(sink, "complete", vec![("exit_code", Value::from(exit_code)), ("session_id", session_id), ("model", model)], extra);
+            }
+            Event::Extension { line } if own => {
+                write_line(sink.out, line, Layout::Compact);
+                return Fate::PassedThrough;
+            }
+            other => {
+                sink.report.dropped_kind(other.kind());
+                return Fate::Dropped;
+            }
+        }
+        Fate::Written
+    }
+}

@@ -1,0 +1,32 @@
+//! adal: `adal -q Q -o stream-json`, spec in `shared/dialects/adal.md`, contract in
+//! `mappings/adal.json`.
+//!
+//! Compact NDJSON with six kinds: `tool_call {id, name, args}`, `tool_result {id, name, status,
+//! output}` (matched to its call by id, never by order), `permission_denied {id, name, args,
+//! reason}` (the run stops there: no tool events after it, and `complete` has exit code 2),
+//! `answer {content}` (before `complete`), `error {message}`, and `complete {exit_code,
+//! session_id, model}`, always last. Exit codes: 0 success, 1 failure, 2 approval needed. adal
+//! reports no usage and no streaming text.
+
+mod decode;
+mod encode;
+
+pub use decode::Decoder;
+pub use encode::Encoder;
+
+use serde_json::{Map, Value};
+
+use crate::dialect::Sniff;
+
+pub fn sniff(line: &Map<String, Value>) -> Sniff {
+    let Some(kind) = line.get("type").and_then(Value::as_str) else {
+        return Sniff::No;
+    };
+    match kind {
+        "answer" | "complete" | "permission_denied" => Sniff::Yes,
+        "tool_call" if line.contains_key("args") || line.contains_key("id") => Sniff::Yes,
+        "tool_result" if !line.contains_key("index") && (line.contains_key("id") || line.contains_key("status")) => Sniff::Yes,
+        "error" if line.contains_key("message") => Sniff::Maybe,
+        _ => Sniff::No,
+    }
+}

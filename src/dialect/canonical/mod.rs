@@ -1,0 +1,110 @@
+//! canonical: agentgate's own JSON Lines form of the event model, for fleets and tooling that
+//! want one stream whatever the agent. Contract in `mappings/canonical.json`.
+//!
+//! One event per line: `{"v":1,"type":"<kind>", ...fields}`, compact, integers as integers,
+//! absent fields left out. `v` is the format version; a reader refuses a version it does not
+//! know. An event decoded from another dialect that carried members the model has no field for
+//! has `"dialect"` and `"extra"` beside its fields, so that translating back to that dialect
+//! loses nothing; a line the model has no event for is an `extension` event holding it whole.
+//! The last line is `terminal`, with the run's outcome and totals.
+
+use serde_json::{Map, Value};
+
+use crate::dialect::{take_type, Decode, Dialect, Encode, LineError, Record, Sink, Sniff};
+use crate::event::{Event, Fields};
+use crate::json::{write_line, Layout};
+use crate::normalize::Context;
+use crate::report::Fate;
+
+/// The format version written, and the only one read.
+pub const VERSION: u64 = 1;
+
+pub fn sniff(line: &Map<String, Value>) -> Sniff {
+    if line.get("v").is_some_and(Value::is_u64) && line.get("type").is_some_and(Value::is_string) {
+        Sniff::Yes
+    } else {
+        Sniff::No
+    }
+}
+
+#[derive(Default)]
+pub struct Decoder;
+
+impl Decoder {
+    pub fn new() -> Self {
+        Decoder
+    }
+}
+
+/// Canonical event kinds, read from the contract.
+fn known(kind: &str) -> bool {
+    Dialect::Canonical.contract().kinds.contains_key(kind)
+}
+
+impl Decode for Decoder {
+    fn decode(&mut self, mut m: Map<String, Value>, out: &mut Vec<Record>) -> Result<(), LineError> {
+        match m.shift_remove("v") {
+            Some(v) if v.as_u64() == Some(VERSION) => {}
+            Some(v) => {
+                return Err(LineError::fatal(format!(
+                    "canonical format version {v}; this agentgate reads version {VERSION} only, so the stream is refused"
+                )))
+            }
+            None => return Err(LineError::bad("canonical line without its version member \"v\"")),
+        }
+        let origin = match m.shift_remove("dialect") {
+            Some(Value::String(d)) => d.parse().unwrap_or(Dialect::Canonical),
+            _ => Dialect::Canonical,
+        };
+        let extra = match m.shift_remove("extra") {
+            Some(Value::Object(x)) => x,
+            _ => Fields::new(),
+        };
+        let kind = take_type(&mut m)?;
+        if !known(&kind) {
+            let line = crate::dialect::whole_line(kind, m);
+            out.push(Record::new(Dialect::Canonical, Event::Extension { line }));
+            return Ok(());
+        }
+        m.insert("type".into(), Value::String(kind.clone()));
+        let event: Event = serde_json::from_value(Value::Object(m)).map_err(|e| LineError::bad(format!("{kind}: {e}")))?;
+        out.push(Record { event, origin, extra });
+        Ok(())
+    }
+}
+
+#[derive(Default)]
+pub struct Encoder;
+
+impl Encoder {
+    pub fn new() -> Self {
+        Encoder
+    }
+}
+
+impl Encode for Encoder {
+    fn encode(&mut self, rec: &Record, _ctx: &Context, sink: &mut Sink<'_>) -> Fate {
+        let mut m = Map::new();
+        m.insert("v".into(), Value::from(VERSION));
+        if let (Event::Extension { line: Value::Object(line) }, Dialect::Canonical) = (&rec.event, rec.origin) {
+            // A canonical line of a kind this version does not know goes back out as it came.
+            m.extend(line.clone());
+            write_line(sink.out, &m, Layout::Compact);
+            return Fate::PassedThrough;
+        }
+        match serde_json::to_value(&rec.event) {
+            Ok(Value::Object(fields)) => m.extend(fields),
+            // Every event serializes as an object with string keys; nothing else can happen.
+            _ => return Fate::Dropped,
+        }
+        let is_extension = matches!(rec.event, Event::Extension { .. });
+        if rec.origin != Dialect::Canonical && (is_extension || !rec.extra.is_empty()) {
+            m.insert("dialect".into(), Value::String(rec.origin.name().into()));
+        }
+        if !rec.extra.is_empty() {
+            m.insert("extra".into(), Value::Object(rec.extra.clone()));
+        }
+        write_line(sink.out, &m, Layout::Compact);
+        Fate::Written
+    }
+}

@@ -1,0 +1,221 @@
+use serde_json::{Map, Value};
+
+use crate::contract::Contract;
+use crate::dialect::{Dialect, Encode, Record, Sink};
+use crate::event::{Basis, Event, ToolStatus};
+use crate::json::{char_len, cut_chars, split_chars, write_line, Layout};
+use crate::normalize::Context;
+use crate::report::Fate;
+
+/// Most reasoning text kept to write a `thinking_done` whose source gave no text of its own.
+const MAX_REASONING_KEPT: usize = 8000;
+
+pub struct Encoder {
+    contract: &'static Contract,
+    /// Reasoning streamed since the last `thinking_start`, up to the `thinking_done` limit.
+    reasoning: String,
+}
+
+impl Encoder {
+    pub fn new() -> Self {
+        Encoder { contract: Dialect::Localcode.contract(), reasoning: String::new() }
+    }
+
+    fn limit(&self, kind: &str, field: &str) -> usize {
+        self.contract.limit(kind, field).unwrap_or(usize::MAX)
+    }
+
+    /// `text` cut to the contract's limit for `kind.field`, counting a cut in the report.
+    fn fit(&self, kind: &str, field: &str, text: &str, sink: &mut Sink<'_>) -> Value {
+        let (head, cut) = cut_chars(text, self.limit(kind, field));
+        if cut {
+            sink.report.truncated(&format!("{kind}.{field}"));
+        }
+        Value::String(head.to_string())
+    }
+}
+
+impl Default for Encoder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Builds a line: `type` first, the fields in the given order, then (for records read from
+/// localcode itself) the members the model had no field for.
+fn line(kind: &str, fields: Vec<(&str, Value)>, rec: &Record) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("type".into(), Value::String(kind.into()));
+    for (k, v) in fields {
+        m.insert(k.into(), v);
+    }
+    if rec.origin == Dialect::Localcode {
+        for (k, v) in &rec.extra {
+            m.insert(k.clone(), v.clone());
+        }
+    }
+    m
+}
+
+fn emit(sink: &mut Sink<'_>, m: &Map<String, Value>) {
+    write_line(sink.out, m, Layout::Spaced);
+}
+
+fn s(x: impl Into<String>) -> Value {
+    Value::String(x.into())
+}
+
+fn digits(n: u64) -> Value {
+    Value::String(n.to_string())
+}
+
+impl Encode for Encoder {
+    fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
+        let own = rec.origin == Dialect::Localcode;
+        match &rec.event {
+            Event::ReasoningStart { reset } => {
+                self.reasoning.clear();
+                let reset = if reset.unwrap_or(false) { "true" } else { "false" };
+                emit(sink, &line("thinking_start", vec![("reset", s(reset))], rec));
+            }
+            Event::ReasoningDelta { text } => {
+                if self.reasoning.len() < MAX_REASONING_KEPT * 4 {
+                    self.reasoning.push_str(text);
+                }
+                for piece in split_chars(text, self.limit("thinking_chunk", "chunk")) {
+                    emit(sink, &line("thinking_chunk", vec![("chunk", s(piece))], rec));
+                }
+            }
+            Event::ReasoningPeek { text } => {
+                let v = self.fit("thinking_peek", "text", text, sink);
+                emit(sink, &line("thinking_peek", vec![("text", v)], rec));
+            }
+            Event::ReasoningEnd { text } => {
+                let whole = text.as_deref().unwrap_or(&self.reasoning);
+                let v = self.fit("thinking_done", "text", whole, sink);
+                emit(sink, &line("thinking_done", vec![("text", v)], rec));
+                self.reasoning.clear();
+            }
+            Event::Stage { name } => {
+                let v = self.fit("stage", "stage", name, sink);
+                emit(sink, &line("stage", vec![("stage", v)], rec));
+            }
+            Event::TextStart => emit(sink, &line("stream_start", vec![], rec)),
+            Event::TextDelta { text, chars } => {
+                // Longer text is split over several content events: nothing is cut.
+                let pieces = split_chars(text, self.limit("content", "chunk"));
+                let whole = pieces.len() == 1;
+                for piece in pieces {
+                    let n = if whole { chars.unwrap_or_else(|| char_len(piece)) } else { char_len(piece) };
+                    emit(sink, &line("content", vec![("chunk", s(piece)), ("chars", digits(n))], rec));
+                }
+            }
+            Event::ToolDraft(d) => {
+                let snippet = d.snippet.as_deref().or(d.delta.as_deref()).unwrap_or("");
+                let chars = d.chars.unwrap_or_else(|| char_len(snippet));
+                let snippet = self.fit("tool_preview", "snippet", snippet, sink);
+                let name = s(d.name.clone().unwrap_or_default());
+                emit(sink, &line("tool_preview", vec![("name", name), ("chars", digits(chars)), ("snippet", snippet)], rec));
+            }
+            Event::ToolCall(c) => {
+                let args = self.fit("tool_start", "args", &c.arguments.to_text(), sink);
+                let index = c.index.map_or(s("-1"), digits);
+                emit(sink, &line("tool_start", vec![("name", s(c.name.clone())), ("args", args), ("index", index)], rec));
+            }
+            Event::ToolResult(r) => {
+                let args = self.fit("tool_result", "args", &r.arguments.to_text(), sink);
+                let body = r.output.as_deref().or(r.error.as_deref()).unwrap_or("");
+                let result = self.fit("tool_result", "result", body, sink);
+                let failed = if r.status == ToolStatus::Completed { "false" } else { "true" };
+                let fields = vec![
+                    ("name", s(r.name.clone().unwrap_or_default())),
+                    ("args", args),
+                    ("index", r.index.map_or(s("-1"), digits)),
+                    ("result", result),
+                    ("error", s(failed)),
+                ];
+                emit(sink, &line("tool_result", fields, rec));
+            }
+            Event::PermissionDenied(d) => {
+                // localcode has no refusal event; a notice says which call was refused and why.
+                let why = d.reason.as_deref().unwrap_or("approval required");
+                emit(sink, &line("notice", vec![("text", s(format!("permission denied: {}: {why}", d.name)))], rec));
+            }
+            Event::Usage(u) => {
+                // One turn_tokens line per report that adds tokens (a snapshot that adds none
+                // is absorbed): their sum is the result's tokens.
+                let d = ctx.delta;
+                if u.basis == Basis::Cumulative && d.input.unwrap_or(0) == 0 && d.output.unwrap_or(0) == 0 && d.total.unwrap_or(0) == 0 {
+                    return Fate::Absorbed;
+                }
+                let fields = vec![
+                    ("prompt_tokens", digits(d.input.unwrap_or(0))),
+                    ("completion_tokens", digits(d.output.unwrap_or(0))),
+                    ("total_tokens", digits(d.total.unwrap_or(0))),
+                ];
+                emit(sink, &line("turn_tokens", fields, rec));
+            }
+            Event::Notice { text } => emit(sink, &line("notice", vec![("text", s(text.clone()))], rec)),
+            Event::Error { message, .. } => {
+                let v = self.fit("error", "message", message, sink);
+                emit(sink, &line("error", vec![("message", v)], rec));
+            }
+            Event::TurnEnd { status, reason, .. } if own && (status.is_some() || reason.is_some()) => {
+                let mut fields = Vec::new();
+                if let Some(x) = status {
+                    fields.push(("completion_status", s(x.clone())));
+                }
+                if let Some(x) = reason {
+                    fields.push(("loop_exit_reason", s(x.clone())));
+                }
+                emit(sink, &line("turn_end", fields, rec));
+            }
+            Event::TurnEnd { .. } => emit(sink, &line("done", vec![], rec)),
+            Event::RoundStart { index, .. } if own => {
+                let fields = index.map(|i| vec![("round_idx", Value::from(i))]).unwrap_or_default();
+                emit(sink, &line("round_start", fields, rec));
+            }
+            Event::RoundEnd { .. } if own => emit(sink, &line("round_end", vec![], rec)),
+            Event::Session(sess) if own && rec.extra.contains_key("schema_version") => {
+                let mut fields = Vec::new();
+                if let Some(x) = &sess.run_id {
+                    fields.push(("run_id", s(x.clone())));
+                }
+                if let Some(x) = &sess.version {
+                    fields.push(("localcode_version", s(x.clone())));
+                }
+                emit(sink, &line("run_start", fields, rec));
+            }
+            Event::FinalAnswer { .. } => return Fate::Absorbed,
+            Event::Terminal(t) => {
+                let c = self.contract;
+                let outcome = t.outcome;
+                let status = c.outcome_str(outcome, "status").unwrap_or("incomplete");
+                let exit_code = c.outcome_code(outcome, "exit_code").unwrap_or(1);
+                let reason = t.reason.clone().or_else(|| c.outcome_str(outcome, "reason").map(str::to_string)).unwrap_or_default();
+                let totals = ctx.totals;
+                let mut tokens = Map::new();
+                tokens.insert("prompt".into(), Value::from(totals.input.unwrap_or(0)));
+                tokens.insert("completion".into(), Value::from(totals.output.unwrap_or(0)));
+                tokens.insert("total".into(), Value::from(totals.total.unwrap_or(0)));
+                let fields = vec![
+                    ("status", s(status)),
+                    ("exit_code", Value::from(exit_code)),
+                    ("reason", s(reason)),
+                    ("final_text", s(t.final_text.clone().unwrap_or_default())),
+                    ("tokens", Value::Object(tokens)),
+                ];
+                emit(sink, &line("result", fields, rec));
+            }
+            Event::Extension { line: original } if own => {
+                write_line(sink.out, original, Layout::Spaced);
+                return Fate::PassedThrough;
+            }
+            other => {
+                sink.report.dropped_kind(other.kind());
+                return Fate::Dropped;
+            }
+        }
+        Fate::Written
+    }
+}

@@ -1,0 +1,211 @@
+//! The dialect registry: one enum, one `match` per operation. Each dialect lives in its own
+//! folder with its decoder and encoder side by side; they meet only in the canonical model
+//! ([`crate::event`]). Adding a dialect touches its folder, this file and its contract in
+//! `mappings/`.
+
+use serde_json::{Map, Value};
+use strum::IntoEnumIterator;
+
+use crate::event::{Event, Fields};
+use crate::normalize::Context;
+use crate::report::{Fate, Report};
+
+pub mod adal;
+pub mod canonical;
+pub mod localcode;
+
+/// A stream format agentgate reads and writes.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, strum::EnumString, strum::Display, strum::EnumIter, strum::IntoStaticStr,
+)]
+#[strum(serialize_all = "kebab-case")]
+pub enum Dialect {
+    Localcode,
+    Adal,
+    Canonical,
+}
+
+impl Dialect {
+    pub fn name(self) -> &'static str {
+        self.into()
+    }
+
+    pub fn all() -> impl Iterator<Item = Dialect> {
+        Dialect::iter()
+    }
+
+    pub fn names() -> Vec<&'static str> {
+        Dialect::iter().map(Dialect::name).collect()
+    }
+
+    /// The dialect's contract, from `mappings/<name>.json`.
+    pub fn contract(self) -> &'static crate::contract::Contract {
+        crate::contract::contract(self.name())
+    }
+
+    /// One line saying what the dialect is.
+    pub fn description(self) -> &'static str {
+        &self.contract().description
+    }
+
+    pub fn decoder(self) -> Box<dyn Decode> {
+        match self {
+            Dialect::Localcode => Box::new(localcode::Decoder::new()),
+            Dialect::Adal => Box::new(adal::Decoder::new()),
+            Dialect::Canonical => Box::new(canonical::Decoder::new()),
+        }
+    }
+
+    pub fn encoder(self) -> Box<dyn Encode> {
+        match self {
+            Dialect::Localcode => Box::new(localcode::Encoder::new()),
+            Dialect::Adal => Box::new(adal::Encoder::new()),
+            Dialect::Canonical => Box::new(canonical::Encoder::new()),
+        }
+    }
+
+    /// How surely a line belongs to this dialect.
+    pub fn sniff(self, line: &Map<String, Value>) -> Sniff {
+        match self {
+            Dialect::Localcode => localcode::sniff(line),
+            Dialect::Adal => adal::sniff(line),
+            Dialect::Canonical => canonical::sniff(line),
+        }
+    }
+}
+
+/// One canonical event with where it came from. `extra` holds the members of the source line
+/// that the event has no field for; an encoder of the same dialect writes them back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    pub event: Event,
+    pub origin: Dialect,
+    pub extra: Fields,
+}
+
+impl Record {
+    pub fn new(origin: Dialect, event: Event) -> Self {
+        Record { event, origin, extra: Fields::new() }
+    }
+
+    pub fn with_extra(origin: Dialect, event: Event, extra: Fields) -> Self {
+        Record { event, origin, extra }
+    }
+}
+
+/// Why a line could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineError {
+    pub message: String,
+    /// The rest of the stream cannot be read either (an unknown format version).
+    pub fatal: bool,
+}
+
+impl LineError {
+    pub fn bad(message: impl Into<String>) -> Self {
+        LineError { message: message.into(), fatal: false }
+    }
+
+    pub fn fatal(message: impl Into<String>) -> Self {
+        LineError { message: message.into(), fatal: true }
+    }
+}
+
+/// Decodes the lines of one dialect into canonical records. A decoder holds what it must
+/// remember between lines, and nothing that grows with the stream.
+pub trait Decode {
+    /// Decodes one line (already parsed as a JSON object), appending at least one record.
+    fn decode(&mut self, line: Map<String, Value>, out: &mut Vec<Record>) -> Result<(), LineError>;
+}
+
+/// Where an encoder writes: the output buffer and the run's report.
+pub struct Sink<'a> {
+    pub out: &'a mut Vec<u8>,
+    pub report: &'a mut Report,
+}
+
+/// Encodes canonical records as the lines of one dialect.
+pub trait Encode {
+    /// Encodes one record, with the normalizer's view of the run so far.
+    fn encode(&mut self, record: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate;
+}
+
+/// How surely a line belongs to a dialect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Sniff {
+    No,
+    /// The line fits this dialect and others too.
+    Maybe,
+    /// The line is of this dialect.
+    Yes,
+}
+
+/// The order dialects are asked in: the most specific marks first (a canonical line carries
+/// `v` beside a `type` that other dialects use too).
+const DETECT_ORDER: [Dialect; 3] = [Dialect::Canonical, Dialect::Localcode, Dialect::Adal];
+
+/// Decides the dialect of a stream from its first lines: the first line that only one
+/// dialect claims decides; lines that several dialects could hold narrow the choice.
+#[derive(Debug, Default)]
+pub struct Detector {
+    maybe: Vec<Dialect>,
+    lines: usize,
+}
+
+impl Detector {
+    /// Looks at one line; `Some` once the dialect is certain.
+    pub fn feed(&mut self, line: &Map<String, Value>) -> Option<Dialect> {
+        self.lines += 1;
+        let mut fits = Vec::new();
+        for d in DETECT_ORDER {
+            match d.sniff(line) {
+                Sniff::Yes => return Some(d),
+                Sniff::Maybe => fits.push(d),
+                Sniff::No => {}
+            }
+        }
+        if !fits.is_empty() {
+            if self.maybe.is_empty() {
+                self.maybe = fits;
+            } else {
+                self.maybe.retain(|d| fits.contains(d));
+            }
+        }
+        None
+    }
+
+    /// The decision once no more lines come: the one dialect every line fitted, or why not.
+    pub fn finish(&self) -> Result<Dialect, String> {
+        match self.maybe.as_slice() {
+            [d] => Ok(*d),
+            [] if self.lines == 0 => Err("no records to tell the dialect from".into()),
+            [] => Err("no line looks like any known dialect".into()),
+            many => Err(format!(
+                "the lines fit several dialects ({}); name one with --from",
+                many.iter().map(|d| d.name()).collect::<Vec<_>>().join(", ")
+            )),
+        }
+    }
+}
+
+/// Takes the `type` member of a line, or says it is missing.
+pub(crate) fn take_type(line: &mut Map<String, Value>) -> Result<String, LineError> {
+    match line.shift_remove("type") {
+        Some(Value::String(t)) => Ok(t),
+        Some(other) => {
+            let e = LineError::bad(format!("\"type\" is {other}, not a string"));
+            line.insert("type".into(), other);
+            Err(e)
+        }
+        None => Err(LineError::bad("object without a \"type\" member")),
+    }
+}
+
+/// Rebuilds a whole line from its `type` and the members left after taking it, `type` first:
+/// the line of an extension event, kept as it came.
+pub(crate) fn whole_line(kind: String, rest: Map<String, Value>) -> Value {
+    let mut m = Map::with_capacity(rest.len() + 1);
+    m.insert("type".into(), Value::String(kind));
+    m.extend(rest);
+    Value::Object(m)
+}

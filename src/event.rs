@@ -1,0 +1,579 @@
+//! The canonical event model: the one vocabulary every dialect decodes into and encodes from.
+//!
+//! It knows no dialect. Levels: a *run* (one agent invocation, ending in exactly one
+//! [`Terminal`]) holds *turns* (one user request worked on) which hold *rounds* (one model
+//! request and the tool calls it made). Absence is `Option`, never a made-up zero. Numbers are
+//! numbers here, whatever a wire format writes them as.
+//!
+//! The serde derives define agentgate's own `canonical` dialect: each event is one JSON object
+//! tagged by `type` (see `mappings/canonical.json`).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// A JSON object whose members we carry without interpreting them.
+pub type Fields = Map<String, Value>;
+
+/// One thing that happened in a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// The agent announced its session: ids, model, working directory.
+    Session(Session),
+    /// A turn (one user request) began.
+    TurnStart {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+    },
+    /// A turn ended. `status` is the turn's own status word where the source has one.
+    TurnEnd {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        status: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    /// A round (one model request) began.
+    RoundStart {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        index: Option<u64>,
+    },
+    /// A round ended; `stop` is why the model stopped (tool calls, end of turn, length...).
+    RoundEnd {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stop: Option<String>,
+    },
+    /// The model started reasoning. `reset` says the previous reasoning text is discarded.
+    ReasoningStart {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reset: Option<bool>,
+    },
+    /// A piece of reasoning text, to append.
+    ReasoningDelta { text: String },
+    /// A short preview of the current reasoning (not to be appended).
+    ReasoningPeek { text: String },
+    /// Reasoning finished; `text` is the whole reasoning when the source states it.
+    ReasoningEnd {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+    },
+    /// The model started streaming assistant text.
+    TextStart,
+    /// A piece of assistant text, to append. `chars` is the length the source declared for the
+    /// piece before it cut it, when that differs from what it wrote.
+    TextDelta {
+        text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        chars: Option<u64>,
+    },
+    /// The assistant text so far is replaced by `text`.
+    TextReplace { text: String },
+    /// The assistant message ended; `text` is its whole text when the source states it.
+    TextEnd {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+    },
+    /// A tool call being built while its arguments still stream.
+    ToolDraft(ToolDraft),
+    /// A tool call was issued.
+    ToolCall(ToolCall),
+    /// Output of a running tool call. `accumulated` means `text` is all output so far, not a
+    /// piece to append.
+    ToolOutput {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        text: String,
+        #[serde(default, skip_serializing_if = "is_false")]
+        accumulated: bool,
+    },
+    /// A tool call returned.
+    ToolResult(ToolResult),
+    /// A tool call was withdrawn before it returned.
+    ToolWithdrawn {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+    },
+    /// A tool call needed approval that nobody could give; it did not run.
+    PermissionDenied(Denial),
+    /// Token counts, with the scope and basis they were reported in.
+    Usage(Usage),
+    /// A named work stage.
+    Stage { name: String },
+    /// A notice for the user.
+    Notice { text: String },
+    /// An error. `fatal` errors end the turn or run they happen in.
+    Error {
+        message: String,
+        #[serde(default, skip_serializing_if = "is_false")]
+        fatal: bool,
+    },
+    /// The run stopped to await approval for these actions, in order.
+    Approval { actions: Vec<String> },
+    /// Context compaction started, or ended.
+    Compaction {
+        phase: Phase,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        #[serde(default, skip_serializing_if = "Map::is_empty")]
+        data: Fields,
+    },
+    /// An automatic retry started, or ended.
+    Retry {
+        phase: Phase,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        attempt: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_attempts: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        delay_ms: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        success: Option<bool>,
+    },
+    /// A subagent started, changed state or finished.
+    Subagent {
+        phase: Phase,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        status: Option<String>,
+        #[serde(default, skip_serializing_if = "Map::is_empty")]
+        data: Fields,
+    },
+    /// The agent's task list changed.
+    Todo { items: Value },
+    /// A tool changed a file.
+    FileChange {
+        path: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        action: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool: Option<String>,
+        #[serde(default, skip_serializing_if = "Map::is_empty")]
+        data: Fields,
+    },
+    /// Diagnostic metadata about a request or provider step; not task progress.
+    Diagnostics {
+        kind: String,
+        #[serde(default, skip_serializing_if = "Map::is_empty")]
+        data: Fields,
+    },
+    /// A summary of a whole agent session that ran inside this run.
+    SessionSummary {
+        #[serde(default, skip_serializing_if = "Map::is_empty")]
+        data: Fields,
+    },
+    /// The agent's final answer.
+    FinalAnswer { text: String },
+    /// The run ended. Exactly once per run, last.
+    Terminal(Terminal),
+    /// A line of the source dialect that the model has no event for, kept whole.
+    Extension { line: Value },
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// Start, update or end of a family that has phases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    Start,
+    Update,
+    End,
+}
+
+/// What an agent says about its session when it starts.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Session {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// The agent's own version, or its stream format's version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
+}
+
+/// A tool call whose arguments are still being written.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolDraft {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Length of the arguments so far, in characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chars: Option<u64>,
+    /// A preview of the arguments so far.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snippet: Option<String>,
+    /// A piece of argument text to append.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta: Option<String>,
+}
+
+/// Tool-call arguments keep the form the source gave them: a JSON value, or text that a
+/// dialect wrote as text (which may or may not hold JSON). At most one of the two is set.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Arguments {
+    #[serde(default, rename = "arguments", skip_serializing_if = "Option::is_none")]
+    pub value: Option<Value>,
+    #[serde(default, rename = "arguments_text", skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+}
+
+impl Arguments {
+    pub fn value(v: Value) -> Self {
+        Arguments { value: Some(v), text: None }
+    }
+
+    pub fn text(t: impl Into<String>) -> Self {
+        Arguments { value: None, text: Some(t.into()) }
+    }
+
+    /// JSON text that the source wrote as text: parsed when it is JSON, kept as text otherwise.
+    pub fn json_text(t: String) -> Self {
+        match serde_json::from_str::<Value>(&t) {
+            Ok(v) => Arguments::value(v),
+            Err(_) => Arguments::text(t),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.value.is_none() && self.text.is_none()
+    }
+
+    /// The arguments as text: source text unchanged, a JSON value as compact JSON.
+    pub fn to_text(&self) -> String {
+        match (&self.value, &self.text) {
+            (_, Some(t)) => t.clone(),
+            (Some(v), None) => v.to_string(),
+            (None, None) => String::new(),
+        }
+    }
+
+    /// The arguments as a JSON value: the value, or the text parsed when it holds JSON.
+    pub fn to_value(&self) -> Option<Value> {
+        match (&self.value, &self.text) {
+            (Some(v), _) => Some(v.clone()),
+            (None, Some(t)) => serde_json::from_str(t).ok(),
+            (None, None) => None,
+        }
+    }
+}
+
+/// A tool call the model issued.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The call's position among the calls of its round, from 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<u64>,
+    pub name: String,
+    #[serde(flatten)]
+    pub arguments: Arguments,
+}
+
+/// How a tool call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::EnumString, strum::IntoStaticStr)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum ToolStatus {
+    Completed,
+    Failed,
+    Cancelled,
+}
+
+/// The result of a tool call. `id` names the call it answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub status: ToolStatus,
+    /// What the tool returned, as text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+    /// Why the call failed, where the source says so apart from the output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The call's arguments, where the source repeats them on the result.
+    #[serde(flatten)]
+    pub arguments: Arguments,
+}
+
+/// A tool call refused for want of approval.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Denial {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    pub name: String,
+    #[serde(flatten)]
+    pub arguments: Arguments,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// What a usage figure covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    Round,
+    Turn,
+    Run,
+}
+
+/// How a usage figure relates to earlier ones in its scope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Basis {
+    /// New tokens since the previous report: add them up.
+    Delta,
+    /// Everything so far in the scope: the latest one counts, never the sum.
+    Cumulative,
+}
+
+/// Token counts. `input` includes cache reads and writes (the OpenTelemetry GenAI rule);
+/// `cache_read`, `cache_write` and `reasoning` are parts of `input` and `output`, kept apart.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tokens {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_read: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<u64>,
+}
+
+impl Tokens {
+    pub fn is_empty(&self) -> bool {
+        *self == Tokens::default()
+    }
+
+    /// The total as stated, else input plus output.
+    pub fn effective_total(&self) -> Option<u64> {
+        self.total.or(match (self.input, self.output) {
+            (None, None) => None,
+            (i, o) => Some(i.unwrap_or(0).saturating_add(o.unwrap_or(0))),
+        })
+    }
+
+    fn zip(&self, other: &Tokens, f: impl Fn(Option<u64>, Option<u64>) -> Option<u64>) -> Tokens {
+        Tokens {
+            input: f(self.input, other.input),
+            output: f(self.output, other.output),
+            cache_read: f(self.cache_read, other.cache_read),
+            cache_write: f(self.cache_write, other.cache_write),
+            reasoning: f(self.reasoning, other.reasoning),
+            total: f(self.total, other.total),
+        }
+    }
+
+    /// Field-wise sum; a field known on either side is known in the sum.
+    pub fn plus(&self, other: &Tokens) -> Tokens {
+        self.zip(other, |a, b| match (a, b) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0).saturating_add(b.unwrap_or(0))),
+        })
+    }
+
+    /// Field-wise `self - earlier`, never below zero.
+    pub fn since(&self, earlier: &Tokens) -> Tokens {
+        self.zip(earlier, |a, b| a.map(|a| a.saturating_sub(b.unwrap_or(0))))
+    }
+
+    /// Field-wise maximum.
+    pub fn max(&self, other: &Tokens) -> Tokens {
+        self.zip(other, |a, b| match (a, b) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0).max(b.unwrap_or(0))),
+        })
+    }
+}
+
+/// A usage report as the source gave it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    pub scope: Scope,
+    pub basis: Basis,
+    /// `false` marks a partial snapshot that a later one supersedes.
+    #[serde(rename = "final", default = "yes")]
+    pub final_: bool,
+    /// The turn (or round) the figures belong to, where the source names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub of: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(flatten)]
+    pub tokens: Tokens,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// How a run ended.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, strum::EnumString, strum::IntoStaticStr, strum::EnumIter,
+)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum Outcome {
+    Completed,
+    Failed,
+    /// Approval was needed and not given.
+    PermissionDenied,
+    Timeout,
+    Interrupted,
+    /// Any other stop; the reason says which.
+    Incomplete,
+}
+
+impl Outcome {
+    pub fn name(self) -> &'static str {
+        self.into()
+    }
+}
+
+/// The end of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Terminal {
+    pub outcome: Outcome,
+    /// Why the run stopped, in the source's words (a stop or exit reason).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Why the run failed, where it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The exit code the source stated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub final_text: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The run's token totals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Tokens>,
+    /// True when the source had no terminal record and agentgate made this one.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub synthesized: bool,
+}
+
+impl Terminal {
+    pub fn new(outcome: Outcome) -> Self {
+        Terminal {
+            outcome,
+            reason: None,
+            error: None,
+            exit_code: None,
+            final_text: None,
+            session_id: None,
+            model: None,
+            usage: None,
+            synthesized: false,
+        }
+    }
+}
+
+impl Event {
+    /// The event's kind, as the canonical dialect names it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::Session(_) => "session",
+            Event::TurnStart { .. } => "turn_start",
+            Event::TurnEnd { .. } => "turn_end",
+            Event::RoundStart { .. } => "round_start",
+            Event::RoundEnd { .. } => "round_end",
+            Event::ReasoningStart { .. } => "reasoning_start",
+            Event::ReasoningDelta { .. } => "reasoning_delta",
+            Event::ReasoningPeek { .. } => "reasoning_peek",
+            Event::ReasoningEnd { .. } => "reasoning_end",
+            Event::TextStart => "text_start",
+            Event::TextDelta { .. } => "text_delta",
+            Event::TextReplace { .. } => "text_replace",
+            Event::TextEnd { .. } => "text_end",
+            Event::ToolDraft(_) => "tool_draft",
+            Event::ToolCall(_) => "tool_call",
+            Event::ToolOutput { .. } => "tool_output",
+            Event::ToolResult(_) => "tool_result",
+            Event::ToolWithdrawn { .. } => "tool_withdrawn",
+            Event::PermissionDenied(_) => "permission_denied",
+            Event::Usage(_) => "usage",
+            Event::Stage { .. } => "stage",
+            Event::Notice { .. } => "notice",
+            Event::Error { .. } => "error",
+            Event::Approval { .. } => "approval",
+            Event::Compaction { .. } => "compaction",
+            Event::Retry { .. } => "retry",
+            Event::Subagent { .. } => "subagent",
+            Event::Todo { .. } => "todo",
+            Event::FileChange { .. } => "file_change",
+            Event::Diagnostics { .. } => "diagnostics",
+            Event::SessionSummary { .. } => "session_summary",
+            Event::FinalAnswer { .. } => "final_answer",
+            Event::Terminal(_) => "terminal",
+            Event::Extension { .. } => "extension",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cumulative_snapshots_subtract_and_never_go_negative() {
+        let a = Tokens { input: Some(100), output: Some(10), ..Tokens::default() };
+        let b = Tokens { input: Some(150), output: Some(5), ..Tokens::default() };
+        let d = b.since(&a);
+        assert_eq!(d.input, Some(50));
+        assert_eq!(d.output, Some(0));
+        assert_eq!(d.cache_read, None);
+    }
+
+    #[test]
+    fn effective_total_falls_back_to_input_plus_output() {
+        let t = Tokens { input: Some(7), output: Some(3), ..Tokens::default() };
+        assert_eq!(t.effective_total(), Some(10));
+        assert_eq!(Tokens { total: Some(99), ..t }.effective_total(), Some(99));
+        assert_eq!(Tokens::default().effective_total(), None);
+    }
+
+    #[test]
+    fn arguments_keep_text_that_is_not_json() {
+        let a = Arguments::json_text("src/main.rs".into());
+        assert_eq!(a.text.as_deref(), Some("src/main.rs"));
+        let b = Arguments::json_text("{\"path\":\"a\"}".into());
+        assert_eq!(b.value, Some(serde_json::json!({"path": "a"})));
+        assert_eq!(b.to_text(), "{\"path\":\"a\"}");
+    }
+}

@@ -1,0 +1,207 @@
+//! JSON helpers shared by the adapters: reading members that a dialect may write in more than
+//! one way (counts as strings or integers, booleans as strings), and writing lines in the
+//! layout a given agent uses on the wire.
+
+use std::io;
+
+use serde::Serialize;
+use serde_json::ser::{CompactFormatter, Formatter};
+use serde_json::{Map, Value};
+
+/// How an agent lays out its JSON lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// `{"a":1,"b":[1,2]}`: JavaScript's `JSON.stringify`, Rust's serde_json.
+    Compact,
+    /// `{"a": 1, "b": [1, 2]}`: Python's `json.dumps` with its default separators.
+    Spaced,
+}
+
+/// Python's default `json.dumps` separators: `", "` and `": "`.
+struct SpacedFormatter;
+
+impl Formatter for SpacedFormatter {
+    fn begin_array_value<W: ?Sized + io::Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        if first {
+            Ok(())
+        } else {
+            w.write_all(b", ")
+        }
+    }
+
+    fn begin_object_key<W: ?Sized + io::Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        if first {
+            Ok(())
+        } else {
+            w.write_all(b", ")
+        }
+    }
+
+    fn begin_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        w.write_all(b": ")
+    }
+}
+
+/// Appends `value` and a newline to `out` in the given layout. Strings are raw UTF-8 with the
+/// escapes JSON requires (the same set Python writes with `ensure_ascii=False`).
+pub fn write_line(out: &mut Vec<u8>, value: &impl Serialize, layout: Layout) {
+    // Writing to a Vec cannot fail, and our values have string keys only.
+    let result = match layout {
+        Layout::Compact => value.serialize(&mut serde_json::Serializer::with_formatter(&mut *out, CompactFormatter)),
+        Layout::Spaced => value.serialize(&mut serde_json::Serializer::with_formatter(&mut *out, SpacedFormatter)),
+    };
+    debug_assert!(result.is_ok());
+    out.push(b'\n');
+}
+
+/// Takes member `key` out of `m` as a string. A number or boolean is taken as its JSON text;
+/// null or absence is `None`.
+pub fn take_str(m: &mut Map<String, Value>, key: &str) -> Option<String> {
+    match m.shift_remove(key)? {
+        Value::String(s) => Some(s),
+        Value::Null => None,
+        other @ (Value::Number(_) | Value::Bool(_)) => Some(other.to_string()),
+        other => {
+            // Not a scalar: put it back so it is kept as an unknown field rather than lost.
+            m.insert(key.to_string(), other);
+            None
+        }
+    }
+}
+
+/// A count that one dialect writes as an integer and another as a string of digits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Count {
+    Absent,
+    Value(u64),
+    /// Present but negative, fractional or not a number.
+    Invalid,
+}
+
+/// Reads a count written as an integer or as a string of digits.
+pub fn count(v: &Value) -> Count {
+    match v {
+        Value::Number(n) => n.as_u64().map_or(Count::Invalid, Count::Value),
+        Value::String(s) => s.trim().parse::<u64>().map_or(Count::Invalid, Count::Value),
+        Value::Null => Count::Absent,
+        _ => Count::Invalid,
+    }
+}
+
+/// Takes a count out of `m`; an invalid one stays in `m` (so it is kept, not lost) and reads
+/// as `None`.
+pub fn take_count(m: &mut Map<String, Value>, key: &str) -> Option<u64> {
+    let c = m.get(key).map_or(Count::Absent, count);
+    match c {
+        Count::Value(n) => {
+            m.shift_remove(key);
+            Some(n)
+        }
+        Count::Absent => {
+            m.shift_remove(key);
+            None
+        }
+        Count::Invalid => None,
+    }
+}
+
+/// Takes a signed integer written as a number or a string.
+pub fn take_int(m: &mut Map<String, Value>, key: &str) -> Option<i64> {
+    let n = match m.get(key)? {
+        Value::Number(n) => n.as_i64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    };
+    if n.is_some() {
+        m.shift_remove(key);
+    }
+    n
+}
+
+/// Takes a boolean written as `true`/`false` or as the strings `"true"`/`"false"`.
+pub fn take_bool(m: &mut Map<String, Value>, key: &str) -> Option<bool> {
+    let b = match m.get(key)? {
+        Value::Bool(b) => Some(*b),
+        Value::String(s) if s.eq_ignore_ascii_case("true") => Some(true),
+        Value::String(s) if s.eq_ignore_ascii_case("false") => Some(false),
+        _ => None,
+    };
+    if b.is_some() {
+        m.shift_remove(key);
+    }
+    b
+}
+
+/// The first `max` characters (Unicode scalar values, as Python counts them) of `s`, cut on a
+/// character boundary, and whether anything was cut.
+pub fn cut_chars(s: &str, max: usize) -> (&str, bool) {
+    match s.char_indices().nth(max) {
+        Some((at, _)) => (&s[..at], true),
+        None => (s, false),
+    }
+}
+
+/// Splits `s` into pieces of at most `max` characters each, on character boundaries. An
+/// empty string is one empty piece.
+pub fn split_chars(s: &str, max: usize) -> Vec<&str> {
+    let max = max.max(1);
+    let mut pieces = Vec::new();
+    let mut rest = s;
+    loop {
+        let (head, cut) = cut_chars(rest, max);
+        pieces.push(head);
+        if !cut {
+            return pieces;
+        }
+        rest = &rest[head.len()..];
+    }
+}
+
+/// Number of characters in `s`, as Python's `len` counts them.
+pub fn char_len(s: &str) -> u64 {
+    s.chars().count() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn spaced_layout_matches_python_json_dumps() {
+        let mut out = Vec::new();
+        write_line(&mut out, &json!({"type": "result", "tokens": {"prompt": 1, "total": 2}, "l": [1, 2]}), Layout::Spaced);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "{\"type\": \"result\", \"tokens\": {\"prompt\": 1, \"total\": 2}, \"l\": [1, 2]}\n"
+        );
+    }
+
+    #[test]
+    fn non_ascii_is_written_raw_and_controls_are_escaped() {
+        let mut out = Vec::new();
+        write_line(&mut out, &json!({"t": "é🙂\u{1}\n\"<"}), Layout::Compact);
+        assert_eq!(String::from_utf8(out).unwrap(), "{\"t\":\"é🙂\\u0001\\n\\\"<\"}\n");
+    }
+
+    #[test]
+    fn counts_are_read_from_strings_and_integers() {
+        assert_eq!(count(&json!("42")), Count::Value(42));
+        assert_eq!(count(&json!(42)), Count::Value(42));
+        assert_eq!(count(&json!("-1")), Count::Invalid);
+        assert_eq!(count(&json!("x")), Count::Invalid);
+        assert_eq!(count(&json!(1.5)), Count::Invalid);
+    }
+
+    #[test]
+    fn cutting_never_splits_a_multibyte_character() {
+        let s = "a🙂e\u{301}x";
+        assert_eq!(cut_chars(s, 2), ("a🙂", true));
+        assert_eq!(cut_chars(s, 3), ("a🙂e", true));
+        assert_eq!(cut_chars(s, 4), ("a🙂e\u{301}", true));
+        assert_eq!(cut_chars(s, 5), (s, false));
+        assert_eq!(split_chars("🙂🙂🙂", 2), vec!["🙂🙂", "🙂"]);
+        assert_eq!(split_chars("", 2), vec![""]);
+        assert_eq!(split_chars("ab", 2), vec!["ab"]);
+    }
+}

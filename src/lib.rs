@@ -1,0 +1,26 @@
+//! agentgate translates the JSON Lines event streams of AI coding agents from one agent's
+//! dialect into another's, through one canonical event model.
+//!
+//! ```text
+//! bytes ─▶ framing ─▶ Decoder<dialect> ─▶ canonical Event ─▶ Normalizer ─▶ Encoder<dialect> ─▶ bytes
+//! ```
+//!
+//! - [`event`]: the canonical model; it knows no dialect.
+//! - [`dialect`]: the registry and one folder per dialect, decoder and encoder side by side.
+//! - [`normalize`]: the usage ledger, id synthesis, outcome and terminal handling.
+//! - [`contract`]: the dialects' contracts, embedded from `mappings/`.
+//! - [`pipeline`]: the streaming translator.
+//!
+//! The library never prints: diagnostics and reports are values the caller shows.
+
+pub mod contract;
+pub mod dialect;
+pub mod event;
+pub mod framing;
+pub mod json;
+pub mod normalize;
+pub mod pipeline;
+pub mod report;
+
+pub use dialect::Dialect;
+pub use pipeline::{translate, translate_bytes, Diagnostic, Options, Stop, Summary};

@@ -1,0 +1,148 @@
+//! The agentgate binary: parses the command line, runs the library, maps results to exit codes.
+
+mod cli;
+
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use agentgate::pipeline::{detect, Stop};
+use agentgate::{translate, Dialect, Options};
+
+use cli::{Cli, Command, Translate};
+
+/// Exit statuses, as sysexits(3) names them.
+mod status {
+    pub const OK: u8 = 0;
+    pub const UNDECIDED: u8 = 1;
+    pub const DATA: u8 = 65;
+    pub const NO_INPUT: u8 = 66;
+    pub const IO: u8 = 74;
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let code = match cli.command {
+        Some(Command::Dialects) => dialects(),
+        Some(Command::Detect { file }) => detect_command(file),
+        None => run(&cli.translate),
+    };
+    ExitCode::from(code)
+}
+
+fn dialects() -> u8 {
+    let width = Dialect::names().iter().map(|n| n.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for d in Dialect::all() {
+        out.push_str(&format!("{:width$}  {}\n", d.name(), d.description()));
+    }
+    write_out(out.as_bytes())
+}
+
+fn write_out(bytes: &[u8]) -> u8 {
+    let mut stdout = io::stdout().lock();
+    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+        Ok(()) => status::OK,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => status::OK,
+        Err(e) => {
+            eprintln!("agentgate: cannot write the output: {e}");
+            status::IO
+        }
+    }
+}
+
+fn display(path: &Path) -> String {
+    if path == Path::new("-") {
+        "<stdin>".into()
+    } else {
+        path.display().to_string()
+    }
+}
+
+fn open(path: &Path) -> io::Result<Box<dyn Read>> {
+    if path == Path::new("-") {
+        Ok(Box::new(io::stdin().lock()))
+    } else {
+        Ok(Box::new(File::open(path)?))
+    }
+}
+
+fn detect_command(file: Option<PathBuf>) -> u8 {
+    let path = file.unwrap_or_else(|| PathBuf::from("-"));
+    let input = match open(&path) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("agentgate: {}: cannot open: {e}", display(&path));
+            return status::NO_INPUT;
+        }
+    };
+    match detect(input) {
+        Ok(d) => write_out(format!("{d}\n").as_bytes()),
+        Err(why) => {
+            eprintln!("agentgate: {}: cannot tell the dialect: {why}", display(&path));
+            status::UNDECIDED
+        }
+    }
+}
+
+fn run(args: &Translate) -> u8 {
+    let to: Dialect = match args.to.as_deref().map(str::parse) {
+        Some(Ok(d)) => d,
+        // clap has already checked the name against the same list.
+        _ => return 2,
+    };
+    let from = match args.from.as_str() {
+        "auto" => None,
+        name => name.parse().ok(),
+    };
+    let mut opts = Options::new(from, to);
+    opts.strict = args.strict;
+    opts.max_line_bytes = args.max_line_bytes;
+
+    let files = if args.files.is_empty() { vec![PathBuf::from("-")] } else { args.files.clone() };
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    let mut code = status::OK;
+    for path in &files {
+        let name = display(path);
+        let input = match open(path) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("agentgate: {name}: cannot open: {e}");
+                code = code.max(status::NO_INPUT);
+                continue;
+            }
+        };
+        let mut diag = |d: agentgate::Diagnostic| {
+            if d.line == 0 {
+                eprintln!("agentgate: {name}: {}", d.message);
+            } else {
+                eprintln!("agentgate: {name}:{}: {}", d.line, d.message);
+            }
+        };
+        let summary = match translate(input, &mut out, &opts, &mut diag) {
+            Ok(s) => s,
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return status::OK,
+            Err(e) => {
+                eprintln!("agentgate: cannot write the output: {e}");
+                return status::IO;
+            }
+        };
+        if args.report {
+            let from = summary.source.map_or("unknown", Dialect::name);
+            eprintln!("agentgate: {name}: report ({from} to {to}): {}", summary.report);
+        }
+        match summary.stopped {
+            None => {}
+            Some(Stop::Strict(_) | Stop::Fatal(_) | Stop::Undetected(_)) => code = code.max(status::DATA),
+            Some(Stop::Read(_)) => code = code.max(status::IO),
+        }
+        if args.strict && code == status::DATA {
+            break;
+        }
+    }
+    code
+}

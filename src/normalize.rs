@@ -1,0 +1,478 @@
+//! The normalizer: the dialect-independent middle of every translation.
+//!
+//! It sees every record between decoder and encoder and owns what no adapter may do on its own:
+//! - the **usage ledger**: per-round deltas and cumulative snapshots become one run total, each
+//!   figure counted once (a snapshot adds only what it has beyond the previous one in its scope);
+//! - **ids**: a tool call without an id gets one, deterministically (`call-N`, N counting the
+//!   run's calls); results are matched to calls by id, else by index, else by name, never by
+//!   arrival order alone;
+//! - the **terminal record**: filled in with the run's totals, final text, error, session and
+//!   model, made when the input ends without one, and kept to exactly one.
+//!
+//! Encoders read the run through [`Context`].
+
+use std::collections::HashMap;
+
+use indexmap::IndexMap;
+
+use crate::dialect::{Dialect, Encode, Record, Sink};
+use crate::event::{Arguments, Basis, Event, Outcome, Scope, Terminal, Tokens, Usage};
+use crate::report::Fate;
+
+/// Most output kept per running tool call, to fill in a result that does not repeat it.
+pub const MAX_TOOL_OUTPUT_BYTES: usize = 1024 * 1024;
+
+/// The reason a terminal record gives when the input ended without one.
+pub const ENDED_EARLY: &str = "input ended without a terminal record";
+
+/// What encoders may know about the run beside the record in hand.
+#[derive(Debug, Clone, Default)]
+pub struct Context {
+    /// For a usage record: what it adds to the run (a snapshot's gain over the previous one).
+    pub delta: Tokens,
+    /// The run's totals so far, this record included.
+    pub totals: Tokens,
+    /// The current turn's totals so far.
+    pub turn_totals: Tokens,
+    /// For a tool result: whether it answers a call seen earlier in the stream.
+    pub matched: bool,
+    pub session_id: Option<String>,
+    pub model: Option<String>,
+    /// Lowercase hex SHA-256 of the input read so far; set before the terminal record.
+    pub input_digest: String,
+    /// The dialect the input is decoded from.
+    pub source: Option<Dialect>,
+}
+
+impl Context {
+    /// A UUID made from the input digest: the same input gives the same id.
+    pub fn derived_uuid(&self) -> String {
+        let d = &self.input_digest;
+        if d.len() < 32 {
+            return "00000000-0000-8000-8000-000000000000".into();
+        }
+        // Version 8 (custom) and the RFC 4122 variant, so it parses as a UUID anywhere.
+        format!("{}-{}-8{}-{:x}{}-{}", &d[0..8], &d[8..12], &d[13..16], 8 | (u8::from_str_radix(&d[16..17], 16).unwrap_or(0) & 3), &d[17..20], &d[20..32])
+    }
+}
+
+struct OpenCall {
+    index: Option<u64>,
+    name: String,
+    arguments: Arguments,
+    output: String,
+}
+
+pub struct Normalizer {
+    ctx: Context,
+    open: IndexMap<String, OpenCall>,
+    calls: u64,
+    round_calls: u64,
+    snapshots: HashMap<String, Tokens>,
+    final_answer: Option<String>,
+    message_text: String,
+    last_error: Option<String>,
+    terminal_done: bool,
+    diagnostics: Vec<String>,
+}
+
+impl Normalizer {
+    pub fn new(source: Dialect) -> Self {
+        Normalizer {
+            ctx: Context { source: Some(source), ..Context::default() },
+            open: IndexMap::new(),
+            calls: 0,
+            round_calls: 0,
+            snapshots: HashMap::new(),
+            final_answer: None,
+            message_text: String::new(),
+            last_error: None,
+            terminal_done: false,
+            diagnostics: Vec::new(),
+        }
+    }
+
+    /// Problems noticed since the last call (a second terminal record, records after it).
+    pub fn take_diagnostics(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.diagnostics)
+    }
+
+    pub fn set_input_digest(&mut self, digest: String) {
+        self.ctx.input_digest = digest;
+    }
+
+    pub fn terminal_done(&self) -> bool {
+        self.terminal_done
+    }
+
+    pub fn context(&self) -> &Context {
+        &self.ctx
+    }
+
+    /// Passes one record through to the encoder.
+    pub fn process(&mut self, mut rec: Record, enc: &mut dyn Encode, sink: &mut Sink<'_>) -> Fate {
+        if self.terminal_done {
+            let kind = rec.event.kind();
+            self.diagnostics.push(if kind == "terminal" {
+                "a second terminal record; the first one stands and this one is dropped".into()
+            } else {
+                format!("a {kind} record after the terminal record; dropped")
+            });
+            sink.report.dropped_kind(&format!("{kind} after terminal"));
+            return Fate::Dropped;
+        }
+        self.ctx.delta = Tokens::default();
+        self.ctx.matched = false;
+        match &mut rec.event {
+            Event::Session(s) => {
+                if self.ctx.session_id.is_none() {
+                    self.ctx.session_id = s.id.clone();
+                }
+                if s.model.is_some() {
+                    self.ctx.model = s.model.clone();
+                }
+            }
+            Event::TurnStart { .. } => {
+                self.snapshots.clear();
+                self.ctx.turn_totals = Tokens::default();
+                self.round_calls = 0;
+                self.message_text.clear();
+            }
+            Event::TurnEnd { .. } | Event::RoundStart { .. } | Event::RoundEnd { .. } => self.round_calls = 0,
+            Event::TextStart => self.message_text.clear(),
+            Event::TextDelta { text, .. } => self.message_text.push_str(text),
+            Event::TextReplace { text } | Event::TextEnd { text: Some(text) } => self.message_text.clone_from(text),
+            Event::ToolCall(call) => {
+                self.calls += 1;
+                let id = call.id.get_or_insert_with(|| format!("call-{}", self.calls)).clone();
+                let index = *call.index.get_or_insert(self.round_calls);
+                self.round_calls += 1;
+                self.message_text.clear();
+                self.open.insert(
+                    id,
+                    OpenCall { index: Some(index), name: call.name.clone(), arguments: call.arguments.clone(), output: String::new() },
+                );
+            }
+            Event::ToolOutput { id, text, accumulated } => {
+                let key = id.clone().or_else(|| self.open.keys().last().cloned());
+                if let Some(call) = key.and_then(|k| self.open.get_mut(&k)) {
+                    if *accumulated {
+                        call.output.clear();
+                    }
+                    if call.output.len() + text.len() <= MAX_TOOL_OUTPUT_BYTES {
+                        call.output.push_str(text);
+                    }
+                }
+            }
+            Event::ToolResult(r) => {
+                let found = match (&r.id, r.index, r.name.as_deref()) {
+                    (Some(id), _, _) => self.open.get_index_of(id),
+                    (None, Some(i), _) => self.open.values().rposition(|c| c.index == Some(i)),
+                    (None, None, Some(name)) if !name.is_empty() => self.open.values().position(|c| c.name == name),
+                    _ => None,
+                };
+                match found.and_then(|i| self.open.shift_remove_index(i)) {
+                    Some((id, call)) => {
+                        self.ctx.matched = true;
+                        r.id = Some(id);
+                        r.index = r.index.or(call.index);
+                        if r.name.is_none() {
+                            r.name = Some(call.name);
+                        }
+                        if r.arguments.is_empty() {
+                            r.arguments = call.arguments;
+                        }
+                        if r.output.is_none() && !call.output.is_empty() {
+                            r.output = Some(call.output);
+                        }
+                    }
+                    None => {
+                        if r.id.is_none() {
+                            self.calls += 1;
+                            r.id = Some(format!("call-{}", self.calls));
+                        }
+                    }
+                }
+            }
+            Event::ToolWithdrawn { id } => {
+                if let Some(id) = id {
+                    self.open.shift_remove(id);
+                }
+            }
+            Event::PermissionDenied(d) => {
+                let found = match &d.id {
+                    Some(id) => self.open.get_index_of(id),
+                    None => self.open.values().position(|c| c.name == d.name),
+                };
+                match found.and_then(|i| self.open.shift_remove_index(i)) {
+                    Some((id, _)) => d.id = Some(id),
+                    None if d.id.is_none() => {
+                        self.calls += 1;
+                        d.id = Some(format!("call-{}", self.calls));
+                    }
+                    None => {}
+                }
+            }
+            Event::Usage(u) => self.account(u),
+            Event::Error { message, .. } => self.last_error = Some(message.clone()),
+            Event::FinalAnswer { text } => self.final_answer = Some(text.clone()),
+            Event::Terminal(t) => {
+                if let Some(stated) = t.usage {
+                    self.reconcile(&stated, rec.origin, enc, sink);
+                }
+                self.complete_terminal(t);
+                self.terminal_done = true;
+            }
+            _ => {}
+        }
+        enc.encode(&rec, &self.ctx, sink)
+    }
+
+    /// Ends the run: makes the terminal record when the input had none. `why` overrides the
+    /// reason (a fatal input problem, say).
+    pub fn finish(&mut self, why: Option<String>, enc: &mut dyn Encode, sink: &mut Sink<'_>) {
+        if self.terminal_done {
+            return;
+        }
+        let mut t = Terminal::new(Outcome::Incomplete);
+        t.reason = Some(why.unwrap_or_else(|| ENDED_EARLY.to_string()));
+        t.synthesized = true;
+        sink.report.synthesized("terminal");
+        let origin = self.ctx.source.unwrap_or(Dialect::Canonical);
+        self.process(Record::new(origin, Event::Terminal(t)), enc, sink);
+    }
+
+    fn account(&mut self, u: &Usage) {
+        let mut delta = match u.basis {
+            Basis::Delta => u.tokens,
+            Basis::Cumulative => {
+                let key = format!("{:?}\u{0}{}", u.scope, u.of.as_deref().unwrap_or(""));
+                let prev = self.snapshots.get(&key).copied().unwrap_or_default();
+                self.snapshots.insert(key, prev.max(&u.tokens));
+                u.tokens.since(&prev)
+            }
+        };
+        delta.total = delta.effective_total();
+        self.ctx.delta = delta;
+        self.ctx.totals = self.ctx.totals.plus(&delta);
+        self.ctx.turn_totals = self.ctx.turn_totals.plus(&delta);
+        if u.scope == Scope::Round {
+            self.round_calls = 0;
+        }
+        if u.model.is_some() && self.ctx.model.is_none() {
+            self.ctx.model = u.model.clone();
+        }
+    }
+
+    /// A terminal record that states more usage than the stream reported: the difference goes
+    /// through the ledger as one run-scoped delta, so every target's totals add up.
+    fn reconcile(&mut self, stated: &Tokens, origin: Dialect, enc: &mut dyn Encode, sink: &mut Sink<'_>) {
+        let mut gap = stated.since(&self.ctx.totals);
+        if gap.total.is_none() {
+            gap.total = stated.effective_total().map(|t| t.saturating_sub(self.ctx.totals.total.unwrap_or(0)));
+        }
+        let gained = [gap.input, gap.output, gap.cache_read, gap.cache_write, gap.reasoning, gap.total].iter().any(|v| v.unwrap_or(0) > 0);
+        if !gained {
+            return;
+        }
+        let usage = Usage { scope: Scope::Run, basis: Basis::Delta, final_: true, of: None, model: None, tokens: gap };
+        self.account(&usage);
+        sink.report.synthesized("usage");
+        enc.encode(&Record::new(origin, Event::Usage(usage)), &self.ctx, sink);
+    }
+
+    fn complete_terminal(&mut self, t: &mut Terminal) {
+        t.usage = if self.ctx.totals.is_empty() { None } else { Some(self.ctx.totals) };
+        if t.error.is_none() && t.outcome == Outcome::Failed {
+            t.error = self.last_error.clone();
+        }
+        if t.final_text.is_none() {
+            t.final_text = self.final_answer.clone().or_else(|| (!self.message_text.is_empty()).then(|| self.message_text.clone()));
+        }
+        if t.session_id.is_none() {
+            t.session_id = self.ctx.session_id.clone();
+        } else {
+            self.ctx.session_id = t.session_id.clone();
+        }
+        if t.model.is_none() {
+            t.model = self.ctx.model.clone();
+        } else {
+            self.ctx.model = t.model.clone();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Report;
+
+    /// An encoder that remembers what it was given.
+    #[derive(Default)]
+    struct Spy {
+        seen: Vec<(Event, Tokens, Tokens, bool)>,
+    }
+
+    impl Encode for Spy {
+        fn encode(&mut self, record: &Record, ctx: &Context, _: &mut Sink<'_>) -> Fate {
+            self.seen.push((record.event.clone(), ctx.delta, ctx.totals, ctx.matched));
+            Fate::Written
+        }
+    }
+
+    fn run(events: Vec<Event>) -> (Spy, Report) {
+        let mut n = Normalizer::new(Dialect::Canonical);
+        let mut spy = Spy::default();
+        let mut out = Vec::new();
+        let mut report = Report::default();
+        let mut sink = Sink { out: &mut out, report: &mut report };
+        for e in events {
+            n.process(Record::new(Dialect::Canonical, e), &mut spy, &mut sink);
+        }
+        n.finish(None, &mut spy, &mut sink);
+        (spy, report)
+    }
+
+    fn usage(basis: Basis, scope: Scope, of: &str, input: u64, output: u64) -> Event {
+        Event::Usage(Usage {
+            scope,
+            basis,
+            final_: true,
+            of: Some(of.into()),
+            model: None,
+            tokens: Tokens { input: Some(input), output: Some(output), ..Tokens::default() },
+        })
+    }
+
+    fn terminal_usage(spy: &Spy) -> Tokens {
+        match &spy.seen.last().unwrap().0 {
+            Event::Terminal(t) => t.usage.unwrap_or_default(),
+            other => panic!("last event is {other:?}"),
+        }
+    }
+
+    #[test]
+    fn deltas_and_cumulative_snapshots_give_the_same_totals() {
+        let (deltas, _) = run(vec![
+            usage(Basis::Delta, Scope::Round, "", 100, 10),
+            usage(Basis::Delta, Scope::Round, "", 50, 5),
+            usage(Basis::Delta, Scope::Round, "", 25, 1),
+        ]);
+        let (snapshots, _) = run(vec![
+            Event::TurnStart { id: Some("t1".into()) },
+            usage(Basis::Cumulative, Scope::Turn, "t1", 100, 10),
+            usage(Basis::Cumulative, Scope::Turn, "t1", 150, 15),
+            Event::TurnStart { id: Some("t2".into()) },
+            usage(Basis::Cumulative, Scope::Turn, "t2", 25, 1),
+        ]);
+        let want = Tokens { input: Some(175), output: Some(16), total: Some(191), ..Tokens::default() };
+        assert_eq!(terminal_usage(&deltas), want);
+        assert_eq!(terminal_usage(&snapshots), want);
+    }
+
+    #[test]
+    fn a_repeated_snapshot_adds_nothing() {
+        let (spy, _) = run(vec![
+            usage(Basis::Cumulative, Scope::Turn, "t", 100, 10),
+            usage(Basis::Cumulative, Scope::Turn, "t", 100, 10),
+        ]);
+        assert_eq!(spy.seen[1].1.input, Some(0));
+        assert_eq!(terminal_usage(&spy).input, Some(100));
+    }
+
+    #[test]
+    fn a_terminal_stating_more_than_the_stream_reported_adds_the_gap_once() {
+        let mut t = Terminal::new(Outcome::Completed);
+        t.usage = Some(Tokens { input: Some(300), output: Some(30), ..Tokens::default() });
+        let (spy, report) = run(vec![usage(Basis::Delta, Scope::Round, "", 100, 10), Event::Terminal(t)]);
+        let gap = &spy.seen[1];
+        assert!(matches!(gap.0, Event::Usage(_)));
+        assert_eq!(gap.1.input, Some(200));
+        assert_eq!(terminal_usage(&spy).input, Some(300));
+        assert_eq!(report.synthesized.get("usage"), Some(&1));
+    }
+
+    #[test]
+    fn results_are_matched_by_id_not_by_arrival_order() {
+        let call = |id: &str, name: &str| Event::ToolCall(crate::event::ToolCall { id: Some(id.into()), name: name.into(), ..Default::default() });
+        let result = |id: &str| {
+            Event::ToolResult(crate::event::ToolResult {
+                id: Some(id.into()),
+                index: None,
+                name: None,
+                status: crate::event::ToolStatus::Completed,
+                output: None,
+                error: None,
+                arguments: Arguments::default(),
+            })
+        };
+        let (spy, _) = run(vec![call("a", "read"), call("b", "bash"), result("b"), result("a")]);
+        let names: Vec<_> = spy.seen[2..4]
+            .iter()
+            .map(|(e, _, _, matched)| match e {
+                Event::ToolResult(r) => (r.name.clone().unwrap(), *matched),
+                _ => unreachable!(),
+            })
+            .collect();
+        assert_eq!(names, vec![("bash".to_string(), true), ("read".to_string(), true)]);
+    }
+
+    #[test]
+    fn calls_without_ids_get_deterministic_ones_and_results_match_by_index() {
+        let call = |i: u64| Event::ToolCall(crate::event::ToolCall { index: Some(i), name: format!("t{i}"), ..Default::default() });
+        let result = |i: u64| {
+            Event::ToolResult(crate::event::ToolResult {
+                id: None,
+                index: Some(i),
+                name: None,
+                status: crate::event::ToolStatus::Completed,
+                output: None,
+                error: None,
+                arguments: Arguments::default(),
+            })
+        };
+        let (spy, _) = run(vec![call(0), call(1), result(1), result(0)]);
+        let ids: Vec<_> = spy.seen[..4]
+            .iter()
+            .map(|(e, ..)| match e {
+                Event::ToolCall(c) => c.id.clone().unwrap(),
+                Event::ToolResult(r) => r.id.clone().unwrap(),
+                _ => unreachable!(),
+            })
+            .collect();
+        assert_eq!(ids, vec!["call-1", "call-2", "call-2", "call-1"]);
+    }
+
+    #[test]
+    fn a_stream_without_a_terminal_gets_exactly_one_incomplete_terminal() {
+        let (spy, report) = run(vec![Event::TextDelta { text: "partial".into(), chars: None }]);
+        let terminals: Vec<_> = spy.seen.iter().filter_map(|(e, ..)| if let Event::Terminal(t) = e { Some(t) } else { None }).collect();
+        assert_eq!(terminals.len(), 1);
+        assert_eq!(terminals[0].outcome, Outcome::Incomplete);
+        assert_eq!(terminals[0].reason.as_deref(), Some(ENDED_EARLY));
+        assert_eq!(terminals[0].final_text.as_deref(), Some("partial"));
+        assert!(terminals[0].synthesized);
+        assert_eq!(report.synthesized.get("terminal"), Some(&1));
+    }
+
+    #[test]
+    fn a_second_terminal_is_dropped_and_reported() {
+        let mut n = Normalizer::new(Dialect::Canonical);
+        let mut spy = Spy::default();
+        let (mut out, mut report) = (Vec::new(), Report::default());
+        let mut sink = Sink { out: &mut out, report: &mut report };
+        for _ in 0..2 {
+            n.process(Record::new(Dialect::Canonical, Event::Terminal(Terminal::new(Outcome::Completed))), &mut spy, &mut sink);
+        }
+        n.finish(None, &mut spy, &mut sink);
+        assert_eq!(spy.seen.len(), 1);
+        assert_eq!(n.take_diagnostics().len(), 1);
+    }
+
+    #[test]
+    fn derived_uuids_are_well_formed() {
+        let ctx = Context { input_digest: "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad".into(), ..Context::default() };
+        let u = ctx.derived_uuid();
+        assert_eq!(u, "ba7816bf-8f01-8fea-8141-40de5dae2223");
+    }
+}

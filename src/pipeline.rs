@@ -1,0 +1,288 @@
+//! The streaming pipeline: framing → decoder → normalizer → encoder, one line at a time.
+//!
+//! Output is buffered and written out whenever the input has nothing more buffered (the next
+//! read may wait), so a live agent's reader sees each translated line at once while a file is
+//! still written in large blocks. Memory does not grow with the stream: one line, the decoder's
+//! and normalizer's small state, and the output buffer.
+
+use std::fmt;
+use std::io::{self, Read, Write};
+
+use serde_json::{Map, Value};
+
+use crate::dialect::{Decode, Detector, Dialect, Encode, Record, Sink};
+use crate::framing::{Frame, Lines, DEFAULT_MAX_LINE_BYTES};
+use crate::normalize::Normalizer;
+use crate::report::{Fate, Report};
+
+/// How many lines auto-detection may look at before it gives up.
+pub const DETECT_LINES: usize = 64;
+
+/// Output is written out at least this often, even when more input is buffered.
+const OUT_BLOCK: usize = 64 * 1024;
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The source dialect; `None` detects it from the first lines.
+    pub from: Option<Dialect>,
+    pub to: Dialect,
+    pub max_line_bytes: usize,
+    /// Stop at the first bad line (after writing the terminal record).
+    pub strict: bool,
+}
+
+impl Options {
+    pub fn new(from: Option<Dialect>, to: Dialect) -> Self {
+        Options { from, to, max_line_bytes: DEFAULT_MAX_LINE_BYTES, strict: false }
+    }
+}
+
+/// A problem with one input line (`line` 0: the stream as a whole).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub line: u64,
+    pub message: String,
+}
+
+/// How the translation of one stream ended.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    pub report: Report,
+    /// The source dialect, given or detected (`None`: it could not be told).
+    pub source: Option<Dialect>,
+    /// Why the stream was not read to its end: a fatal line, `--strict`, undetectable input.
+    pub stopped: Option<Stop>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stop {
+    /// A bad line under `--strict`.
+    Strict(Diagnostic),
+    /// A line that makes the rest unreadable (an unknown format version).
+    Fatal(Diagnostic),
+    /// The dialect could not be detected.
+    Undetected(String),
+    /// Reading the input failed.
+    Read(String),
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: {}", self.line, self.message)
+    }
+}
+
+/// Translates one stream (one run). Diagnostics go to `diag` as they happen. Only a failure to
+/// write the output is an `Err`.
+pub fn translate<R: Read, W: Write>(input: R, output: &mut W, opts: &Options, diag: &mut dyn FnMut(Diagnostic)) -> io::Result<Summary> {
+    let mut lines = Lines::new(input, opts.max_line_bytes);
+    let mut report = Report::default();
+    let mut out: Vec<u8> = Vec::with_capacity(OUT_BLOCK * 2);
+
+    // Lines read while the dialect is still being detected, replayed once it is known.
+    let mut held: Vec<(u64, Held)> = Vec::new();
+    let mut detector = Detector::default();
+    let mut source = opts.from;
+    let mut stopped = None;
+
+    if source.is_none() {
+        loop {
+            let frame = match lines.next_frame() {
+                Ok(f) => f,
+                Err(e) => {
+                    stopped = Some(Stop::Read(e.to_string()));
+                    break;
+                }
+            };
+            let Some(frame) = frame else { break };
+            let h = Held::from(frame);
+            let n = lines.number();
+            if let Held::Object(m) = &h {
+                if let Some(d) = detector.feed(m) {
+                    source = Some(d);
+                }
+            }
+            held.push((n, h));
+            if source.is_some() || held.len() >= DETECT_LINES {
+                break;
+            }
+        }
+        if source.is_none() {
+            source = match detector.finish() {
+                Ok(d) => Some(d),
+                Err(_) if held.iter().all(|(_, h)| matches!(h, Held::Blank)) => Some(opts.to),
+                Err(why) => {
+                    diag(Diagnostic { line: 0, message: format!("cannot tell the input's dialect: {why}") });
+                    stopped = Some(Stop::Undetected(why));
+                    None
+                }
+            };
+        }
+    }
+
+    let mut decoder: Option<Box<dyn Decode>> = source.map(Dialect::decoder);
+    let mut encoder = opts.to.encoder();
+    let mut norm = Normalizer::new(source.unwrap_or(opts.to));
+    let mut records: Vec<Record> = Vec::new();
+    let mut why: Option<String> = None;
+
+    let mut step = |n: u64, h: Held, decoder: &mut Option<Box<dyn Decode>>, norm: &mut Normalizer, encoder: &mut dyn Encode, out: &mut Vec<u8>, report: &mut Report, digest: &dyn Fn() -> String| -> Option<Stop> {
+        report.lines += 1;
+        let bad = |report: &mut Report, message: String, diag: &mut dyn FnMut(Diagnostic)| {
+            report.bad += 1;
+            let d = Diagnostic { line: n, message };
+            diag(d.clone());
+            d
+        };
+        let m = match h {
+            Held::Blank => {
+                report.blank += 1;
+                return None;
+            }
+            Held::Bad(message) => {
+                let d = bad(report, message, diag);
+                return opts.strict.then_some(Stop::Strict(d));
+            }
+            Held::Object(m) => m,
+        };
+        let Some(dec) = decoder.as_mut() else {
+            report.dropped += 1;
+            return None;
+        };
+        records.clear();
+        if let Err(e) = dec.decode(m, &mut records) {
+            let d = bad(report, e.message, diag);
+            return if e.fatal { Some(Stop::Fatal(d)) } else { opts.strict.then_some(Stop::Strict(d)) };
+        }
+        let mut sink = Sink { out, report };
+        let mut fate: Option<Fate> = None;
+        for rec in records.drain(..) {
+            if matches!(rec.event, crate::event::Event::Terminal(_)) {
+                norm.set_input_digest(digest());
+            }
+            if rec.origin != opts.to && opts.to != Dialect::Canonical {
+                for k in rec.extra.keys() {
+                    sink.report.dropped_field(rec.event.kind(), k);
+                }
+            }
+            let f = norm.process(rec, encoder, &mut sink);
+            fate = fate.max(Some(f));
+        }
+        report.line(fate);
+        for message in norm.take_diagnostics() {
+            diag(Diagnostic { line: n, message });
+        }
+        None
+    };
+
+    let flush = |out: &mut Vec<u8>, output: &mut W, now: bool| -> io::Result<()> {
+        if now || out.len() >= OUT_BLOCK {
+            output.write_all(out)?;
+            out.clear();
+            if now {
+                output.flush()?;
+            }
+        }
+        Ok(())
+    };
+
+    for (n, h) in held {
+        if stopped.is_none() {
+            let digest = || lines.digest();
+            stopped = step(n, h, &mut decoder, &mut norm, encoder.as_mut(), &mut out, &mut report, &digest);
+        }
+    }
+    flush(&mut out, output, lines.would_wait())?;
+
+    while stopped.is_none() {
+        let frame = match lines.next_frame() {
+            Ok(Some(f)) => Held::from(f),
+            Ok(None) => break,
+            Err(e) => {
+                diag(Diagnostic { line: lines.number() + 1, message: format!("cannot read the input: {e}") });
+                stopped = Some(Stop::Read(e.to_string()));
+                break;
+            }
+        };
+        let n = lines.number();
+        let digest = || lines.digest();
+        stopped = step(n, frame, &mut decoder, &mut norm, encoder.as_mut(), &mut out, &mut report, &digest);
+        flush(&mut out, output, lines.would_wait())?;
+    }
+
+    if let Some(stop) = &stopped {
+        why = Some(match stop {
+            Stop::Strict(d) => format!("stopped at bad input, line {}: {}", d.line, d.message),
+            Stop::Fatal(d) => format!("input refused at line {}: {}", d.line, d.message),
+            Stop::Undetected(w) => format!("cannot tell the input's dialect: {w}"),
+            Stop::Read(e) => format!("cannot read the input: {e}"),
+        });
+    }
+    norm.set_input_digest(lines.digest());
+    let mut sink = Sink { out: &mut out, report: &mut report };
+    norm.finish(why, encoder.as_mut(), &mut sink);
+    for message in norm.take_diagnostics() {
+        diag(Diagnostic { line: 0, message });
+    }
+    flush(&mut out, output, true)?;
+    Ok(Summary { report, source, stopped })
+}
+
+/// A framed line, parsed as far as framing and JSON go.
+enum Held {
+    Blank,
+    Object(Map<String, Value>),
+    Bad(String),
+}
+
+impl From<Frame<'_>> for Held {
+    fn from(f: Frame<'_>) -> Self {
+        match f {
+            Frame::Blank => Held::Blank,
+            Frame::TooLong(n) => Held::Bad(format!("line is {n} bytes, longer than the limit; skipped (see --max-line-bytes)")),
+            Frame::NotUtf8(at) => Held::Bad(format!("not valid UTF-8 (bad byte at offset {at})")),
+            Frame::Text(s) => match serde_json::from_str::<Value>(s) {
+                Ok(Value::Object(m)) => Held::Object(m),
+                Ok(other) => Held::Bad(format!("JSON {}, not an object", kind_of(&other))),
+                Err(e) => Held::Bad(format!("not JSON: {e}")),
+            },
+        }
+    }
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Translates a whole stream held in memory; for tests, benchmarks and small inputs.
+pub fn translate_bytes(input: &[u8], opts: &Options) -> (Vec<u8>, Summary, Vec<Diagnostic>) {
+    let mut out = Vec::new();
+    let mut diags = Vec::new();
+    let summary = translate(input, &mut out, opts, &mut |d| diags.push(d)).expect("writing to memory cannot fail");
+    (out, summary, diags)
+}
+
+/// Tells the dialect of a stream from its first lines (at most [`DETECT_LINES`]).
+pub fn detect<R: Read>(input: R) -> Result<Dialect, String> {
+    let mut lines = Lines::new(input, DEFAULT_MAX_LINE_BYTES);
+    let mut detector = Detector::default();
+    let mut seen = 0;
+    while seen < DETECT_LINES {
+        let frame = lines.next_frame().map_err(|e| format!("cannot read the input: {e}"))?;
+        let Some(frame) = frame else { break };
+        if let Held::Object(m) = Held::from(frame) {
+            seen += 1;
+            if let Some(d) = detector.feed(&m) {
+                return Ok(d);
+            }
+        }
+    }
+    detector.finish()
+}

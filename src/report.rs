@@ -1,0 +1,97 @@
+//! What a translation did with its input: every line accounted for, and what the target could
+//! not carry or had to be given. The CLI prints it with `--report`; the library never prints.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// What happened to the records of one input line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Fate {
+    /// The target could not carry it.
+    Dropped,
+    /// Kept for a later output record (a final text that goes into the terminal record).
+    Absorbed,
+    /// Written as one or more output lines.
+    Written,
+    /// A line the model had no event for, written back unchanged (same dialect on both sides).
+    PassedThrough,
+}
+
+/// Counts for one run (one input file or stream).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Report {
+    /// Lines read, blank ones included.
+    pub lines: u64,
+    pub blank: u64,
+    /// Lines that could not be read as a record of the source dialect (each had a diagnostic).
+    pub bad: u64,
+    /// Lines whose content reached the output (written or folded into a later record).
+    pub translated: u64,
+    pub passed_through: u64,
+    /// Lines whose content the target could not carry.
+    pub dropped: u64,
+    /// Canonical event kinds the target could not carry, with counts.
+    pub dropped_kinds: BTreeMap<String, u64>,
+    /// Members of source lines that the target could not carry (`kind.member`), with counts.
+    pub dropped_fields: BTreeMap<String, u64>,
+    /// Records the target needed and the source did not have, with counts.
+    pub synthesized: BTreeMap<String, u64>,
+    /// Values cut to a length limit of the target (`kind.field`), with counts.
+    pub truncated: BTreeMap<String, u64>,
+}
+
+impl Report {
+    pub fn line(&mut self, fate: Option<Fate>) {
+        match fate {
+            Some(Fate::Written | Fate::Absorbed) => self.translated += 1,
+            Some(Fate::PassedThrough) => self.passed_through += 1,
+            Some(Fate::Dropped) | None => self.dropped += 1,
+        }
+    }
+
+    pub fn dropped_kind(&mut self, kind: &str) {
+        *self.dropped_kinds.entry(kind.to_string()).or_default() += 1;
+    }
+
+    pub fn dropped_field(&mut self, kind: &str, field: &str) {
+        *self.dropped_fields.entry(format!("{kind}.{field}")).or_default() += 1;
+    }
+
+    pub fn synthesized(&mut self, what: &str) {
+        *self.synthesized.entry(what.to_string()).or_default() += 1;
+    }
+
+    pub fn truncated(&mut self, what: &str) {
+        *self.truncated.entry(what.to_string()).or_default() += 1;
+    }
+
+    /// Every line is exactly one of blank, bad, translated, passed through or dropped.
+    pub fn accounted(&self) -> u64 {
+        self.blank + self.bad + self.translated + self.passed_through + self.dropped
+    }
+}
+
+fn list(f: &mut fmt::Formatter<'_>, label: &str, m: &BTreeMap<String, u64>) -> fmt::Result {
+    if m.is_empty() {
+        return Ok(());
+    }
+    write!(f, "\n  {label}:")?;
+    for (k, n) in m {
+        write!(f, " {k} ×{n}")?;
+    }
+    Ok(())
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} lines: {} translated, {} passed through, {} dropped, {} bad, {} blank",
+            self.lines, self.translated, self.passed_through, self.dropped, self.bad, self.blank
+        )?;
+        list(f, "dropped events", &self.dropped_kinds)?;
+        list(f, "dropped fields", &self.dropped_fields)?;
+        list(f, "synthesized", &self.synthesized)?;
+        list(f, "truncated", &self.truncated)
+    }
+}

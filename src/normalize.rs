@@ -36,6 +36,10 @@ pub struct Context {
     pub turn_totals: Tokens,
     /// For a tool result: whether it answers a call seen earlier in the stream.
     pub matched: bool,
+    /// For a tool call or result: what the run knows of the call (its index in its round, and
+    /// for a result the call's name, arguments and the output streamed for it). Records are
+    /// not rewritten with these, so a canonical stream translates to itself unchanged.
+    pub call: CallView,
     pub session_id: Option<String>,
     pub model: Option<String>,
     /// Lowercase hex SHA-256 of the input read so far; set before the terminal record.
@@ -54,6 +58,16 @@ impl Context {
         // Version 8 (custom) and the RFC 4122 variant, so it parses as a UUID anywhere.
         format!("{}-{}-8{}-{:x}{}-{}", &d[0..8], &d[8..12], &d[13..16], 8 | (u8::from_str_radix(&d[16..17], 16).unwrap_or(0) & 3), &d[17..20], &d[20..32])
     }
+}
+
+/// What the run knows of the tool call a record belongs to.
+#[derive(Debug, Clone, Default)]
+pub struct CallView {
+    pub index: Option<u64>,
+    pub name: Option<String>,
+    pub arguments: Arguments,
+    /// Output streamed for the call before its result.
+    pub output: Option<String>,
 }
 
 struct OpenCall {
@@ -123,6 +137,7 @@ impl Normalizer {
         }
         self.ctx.delta = Tokens::default();
         self.ctx.matched = false;
+        self.ctx.call = CallView::default();
         match &mut rec.event {
             Event::Session(s) => {
                 if self.ctx.session_id.is_none() {
@@ -145,8 +160,9 @@ impl Normalizer {
             Event::ToolCall(call) => {
                 self.calls += 1;
                 let id = call.id.get_or_insert_with(|| format!("call-{}", self.calls)).clone();
-                let index = *call.index.get_or_insert(self.round_calls);
+                let index = call.index.unwrap_or(self.round_calls);
                 self.round_calls += 1;
+                self.ctx.call = CallView { index: Some(index), name: Some(call.name.clone()), ..CallView::default() };
                 self.message_text.clear();
                 self.open.insert(
                     id,
@@ -175,16 +191,12 @@ impl Normalizer {
                     Some((id, call)) => {
                         self.ctx.matched = true;
                         r.id = Some(id);
-                        r.index = r.index.or(call.index);
-                        if r.name.is_none() {
-                            r.name = Some(call.name);
-                        }
-                        if r.arguments.is_empty() {
-                            r.arguments = call.arguments;
-                        }
-                        if r.output.is_none() && !call.output.is_empty() {
-                            r.output = Some(call.output);
-                        }
+                        self.ctx.call = CallView {
+                            index: call.index,
+                            name: Some(call.name),
+                            arguments: call.arguments,
+                            output: (!call.output.is_empty()).then_some(call.output),
+                        };
                     }
                     None => {
                         if r.id.is_none() {
@@ -310,12 +322,12 @@ mod tests {
     /// An encoder that remembers what it was given.
     #[derive(Default)]
     struct Spy {
-        seen: Vec<(Event, Tokens, Tokens, bool)>,
+        seen: Vec<(Event, Tokens, Tokens, bool, CallView)>,
     }
 
     impl Encode for Spy {
         fn encode(&mut self, record: &Record, ctx: &Context, _: &mut Sink<'_>) -> Fate {
-            self.seen.push((record.event.clone(), ctx.delta, ctx.totals, ctx.matched));
+            self.seen.push((record.event.clone(), ctx.delta, ctx.totals, ctx.matched, ctx.call.clone()));
             Fate::Written
         }
     }
@@ -407,13 +419,7 @@ mod tests {
             })
         };
         let (spy, _) = run(vec![call("a", "read"), call("b", "bash"), result("b"), result("a")]);
-        let names: Vec<_> = spy.seen[2..4]
-            .iter()
-            .map(|(e, _, _, matched)| match e {
-                Event::ToolResult(r) => (r.name.clone().unwrap(), *matched),
-                _ => unreachable!(),
-            })
-            .collect();
+        let names: Vec<_> = spy.seen[2..4].iter().map(|s| (s.4.name.clone().unwrap(), s.3)).collect();
         assert_eq!(names, vec![("bash".to_string(), true), ("read".to_string(), true)]);
     }
 

@@ -2,7 +2,7 @@ use serde_json::{json, Map, Value};
 
 use crate::contract::Contract;
 use crate::dialect::{Dialect, Encode, Record, Sink};
-use crate::event::{Arguments, Event, Fields, Outcome, ToolStatus};
+use crate::event::{Arguments, Event, Fields, Outcome, Terminal, ToolStatus};
 use crate::json::{write_line, Layout};
 use crate::normalize::Context;
 use crate::report::Fate;
@@ -13,11 +13,31 @@ pub struct Encoder {
     denied: bool,
     answered: bool,
     errored: bool,
+    /// A final answer read from another dialect, written just before `complete` if the run
+    /// completed: adal writes `answer` on success only.
+    pending_answer: Option<String>,
 }
 
 impl Encoder {
     pub fn new() -> Self {
-        Encoder { contract: Dialect::Adal.contract(), denied: false, answered: false, errored: false }
+        Encoder { contract: Dialect::Adal.contract(), denied: false, answered: false, errored: false, pending_answer: None }
+    }
+}
+
+impl Encoder {
+    /// What the error event before a failed `complete` says: the run's own error, else the
+    /// outcome (adal cannot tell timeout or interrupt apart by code) with the run's reason.
+    fn why(&self, t: &Terminal) -> String {
+        if let Some(e) = &t.error {
+            return e.clone();
+        }
+        let word = self.contract.outcome_str(t.outcome, "error");
+        match (word, &t.reason) {
+            (Some(w), Some(r)) if w != r => format!("{w}: {r}"),
+            (Some(w), _) => w.to_string(),
+            (None, Some(r)) => r.clone(),
+            (None, None) => "the run failed".into(),
+        }
     }
 }
 
@@ -48,7 +68,7 @@ fn args_object(a: &Arguments, own: bool) -> Value {
         (Some(v), true) => v.clone(),
         _ => match a.to_value() {
             Some(v @ Value::Object(_)) => v,
-            _ if a.is_empty() => json!({}),
+            _ if a.to_text().is_empty() => json!({}),
             _ => json!({ "raw": a.to_text() }),
         },
     }
@@ -74,13 +94,13 @@ impl Encode for Encoder {
             }
             Event::ToolResult(r) => {
                 let id = r.id.clone().unwrap_or_default();
-                let name = r.name.clone().unwrap_or_default();
+                let name = r.name.as_ref().or(ctx.call.name.as_ref()).cloned().unwrap_or_default();
                 if !ctx.matched {
                     // Every tool_result must name an earlier tool_call.
                     sink.report.synthesized("tool_call");
                     emit(sink, "tool_call", vec![("id", Value::String(id.clone())), ("name", Value::String(name.clone())), ("args", args_object(&r.arguments, false))], None);
                 }
-                let output = r.output.as_deref().or(r.error.as_deref()).unwrap_or("");
+                let output = r.output.as_deref().or(ctx.call.output.as_deref()).or(r.error.as_deref()).unwrap_or("");
                 let fields = vec![
                     ("id", Value::String(id)),
                     ("name", Value::String(name)),
@@ -99,10 +119,13 @@ impl Encode for Encoder {
                 emit(sink, "permission_denied", fields, extra);
                 self.denied = true;
             }
-            Event::FinalAnswer { text } if text.is_empty() => return Fate::Absorbed,
-            Event::FinalAnswer { text } => {
+            Event::FinalAnswer { text } if own && !text.is_empty() => {
                 emit(sink, "answer", vec![("content", Value::String(text.clone()))], extra);
                 self.answered = true;
+            }
+            Event::FinalAnswer { text } => {
+                self.pending_answer = Some(text.clone());
+                return Fate::Absorbed;
             }
             Event::Error { message, .. } => {
                 emit(sink, "error", vec![("message", Value::String(message.clone()))], extra);
@@ -113,14 +136,20 @@ impl Encode for Encoder {
                 let exit_code = self.contract.outcome_code(outcome, "exit_code").unwrap_or(1);
                 if exit_code == 1 && !self.errored {
                     // A failed run says why in an error event before complete.
-                    let why = t.error.clone().or_else(|| t.reason.clone()).or_else(|| self.contract.outcome_str(outcome, "error").map(str::to_string));
                     sink.report.synthesized("error");
-                    emit(sink, "error", vec![("message", Value::String(why.unwrap_or_else(|| "the run failed".into())))], None);
+                    emit(sink, "error", vec![("message", Value::String(self.why(t)))], None);
                 }
                 if outcome == Outcome::Completed && !self.answered {
-                    if let Some(text) = t.final_text.as_ref().filter(|x| !x.is_empty()) {
-                        sink.report.synthesized("answer");
-                        emit(sink, "answer", vec![("content", Value::String(text.clone()))], None);
+                    // The answer the source gave, else the run's final text.
+                    let (text, made) = match self.pending_answer.take() {
+                        Some(text) => (Some(text), false),
+                        None => (t.final_text.clone(), true),
+                    };
+                    if let Some(text) = text.filter(|x| !x.is_empty()) {
+                        if made {
+                            sink.report.synthesized("answer");
+                        }
+                        emit(sink, "answer", vec![("content", Value::String(text))], None);
                     }
                 }
                 let session_id = match &t.session_id {

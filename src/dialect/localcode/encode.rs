@@ -119,18 +119,20 @@ impl Encode for Encoder {
             }
             Event::ToolCall(c) => {
                 let args = self.fit("tool_start", "args", &c.arguments.to_text(), sink);
-                let index = c.index.map_or(s("-1"), digits);
+                let index = c.index.or(ctx.call.index).map_or(s("-1"), digits);
                 emit(sink, &line("tool_start", vec![("name", s(c.name.clone())), ("args", args), ("index", index)], rec));
             }
             Event::ToolResult(r) => {
-                let args = self.fit("tool_result", "args", &r.arguments.to_text(), sink);
-                let body = r.output.as_deref().or(r.error.as_deref()).unwrap_or("");
+                let call = &ctx.call;
+                let arguments = if r.arguments.is_empty() { &call.arguments } else { &r.arguments };
+                let args = self.fit("tool_result", "args", &arguments.to_text(), sink);
+                let body = r.output.as_deref().or(call.output.as_deref()).or(r.error.as_deref()).unwrap_or("");
                 let result = self.fit("tool_result", "result", body, sink);
                 let failed = if r.status == ToolStatus::Completed { "false" } else { "true" };
                 let fields = vec![
-                    ("name", s(r.name.clone().unwrap_or_default())),
+                    ("name", s(r.name.as_ref().or(call.name.as_ref()).cloned().unwrap_or_default())),
                     ("args", args),
-                    ("index", r.index.map_or(s("-1"), digits)),
+                    ("index", r.index.or(call.index).map_or(s("-1"), digits)),
                     ("result", result),
                     ("error", s(failed)),
                 ];

@@ -1,0 +1,48 @@
+//! Helpers shared by the integration tests: the fixture cases and translation in memory.
+
+#![allow(dead_code)]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use agentgate::{translate_bytes, Dialect, Options};
+
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// One input transcript: its dialect, its name and its bytes.
+pub struct Case {
+    pub dialect: Dialect,
+    pub name: String,
+    pub path: PathBuf,
+    pub input: Vec<u8>,
+}
+
+/// Every fixture transcript, in a stable order.
+pub fn cases() -> Vec<Case> {
+    let mut out = Vec::new();
+    for dialect in Dialect::all() {
+        let dir = fixtures().join(dialect.name());
+        let Ok(entries) = fs::read_dir(&dir) else { continue };
+        let mut paths: Vec<PathBuf> = entries.map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "jsonl")).collect();
+        paths.sort();
+        for path in paths {
+            let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+            out.push(Case { dialect, name, input: fs::read(&path).unwrap(), path });
+        }
+    }
+    assert!(out.len() >= 20, "fixtures not found under {}", fixtures().display());
+    out
+}
+
+/// Translates `input` from `from` to `to`, giving the output as text.
+pub fn translate(input: &[u8], from: Dialect, to: Dialect) -> String {
+    let (out, _, _) = translate_bytes(input, &Options::new(Some(from), to));
+    String::from_utf8(out).expect("output is UTF-8")
+}
+
+/// The output's lines parsed as JSON.
+pub fn values(text: &str) -> Vec<serde_json::Value> {
+    text.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("output line is not JSON ({e}): {l}"))).collect()
+}

@@ -1,0 +1,84 @@
+//! Every encoder's output holds to its dialect's contract in `mappings/`, and the contract
+//! checker itself catches what the contracts forbid.
+
+mod common;
+
+use agentgate::contract::{check_stream, contract};
+use agentgate::event::Outcome;
+use agentgate::Dialect;
+use strum::IntoEnumIterator;
+
+#[test]
+fn every_contract_parses_and_has_an_entry_for_every_outcome() {
+    for d in Dialect::all() {
+        let c = d.contract();
+        assert_eq!(c.dialect, d.name());
+        for o in Outcome::iter() {
+            assert!(c.outcomes.contains_key(o.name()), "{d}: no outcome entry for {}", o.name());
+        }
+        assert!(c.terminal.is_some(), "{d}: no terminal record");
+    }
+}
+
+#[test]
+fn every_output_validates_against_its_target_contract() {
+    let mut failures = Vec::new();
+    for case in common::cases() {
+        for target in Dialect::all() {
+            let out = common::translate(&case.input, case.dialect, target);
+            for (line, problem) in check_stream(target.contract(), &out) {
+                // Lines of unknown kinds are passed through unchanged within one dialect.
+                if case.dialect == target && problem.starts_with("unknown record kind") {
+                    continue;
+                }
+                failures.push(format!("{} to {target}: line {line}: {problem}", case.path.display()));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+fn problems(dialect: &str, text: &str) -> Vec<String> {
+    check_stream(contract(dialect), text).into_iter().map(|(n, p)| format!("{n}: {p}")).collect()
+}
+
+#[test]
+fn the_checker_catches_numbers_where_localcode_wants_strings_and_sums_that_do_not_add_up() {
+    let text = concat!(
+        "{\"type\": \"tool_start\", \"name\": \"bash\", \"args\": \"ls\", \"index\": 0}\n",
+        "{\"type\": \"turn_tokens\", \"prompt_tokens\": \"10\", \"completion_tokens\": \"2\", \"total_tokens\": \"12\"}\n",
+        "{\"type\": \"result\", \"status\": \"ok\", \"exit_code\": 0, \"reason\": \"completed\", \"final_text\": \"\", \"tokens\": {\"prompt\": 11, \"completion\": 2, \"total\": 12}}\n",
+    );
+    let p = problems("localcode", text);
+    assert!(p.iter().any(|x| x.starts_with("1: tool_start.index")), "{p:?}");
+    assert!(p.iter().any(|x| x.starts_with("3: tokens.prompt is Some(11)")), "{p:?}");
+    assert_eq!(p.len(), 2, "{p:?}");
+}
+
+#[test]
+fn the_checker_catches_overlong_chunks_key_order_and_a_missing_result() {
+    let long = "é".repeat(2001);
+    let text = format!("{{\"type\": \"content\", \"chunk\": \"{long}\", \"chars\": \"2001\"}}\n{{\"chars\": \"1\", \"type\": \"content\", \"chunk\": \"x\"}}\n");
+    let p = problems("localcode", &text);
+    assert!(p.iter().any(|x| x.contains("2001 characters, more than the limit of 2000")), "{p:?}");
+    assert!(p.iter().any(|x| x.contains("\"type\" is not the first member")), "{p:?}");
+    assert!(p.iter().any(|x| x.contains("no terminal \"result\" record")), "{p:?}");
+}
+
+#[test]
+fn the_checker_holds_adal_to_its_ordering_rules() {
+    let text = concat!(
+        "{\"type\":\"tool_result\",\"id\":\"a\",\"name\":\"bash\",\"status\":\"completed\",\"output\":\"\"}\n",
+        "{\"type\":\"permission_denied\",\"id\":\"b\",\"name\":\"bash\",\"args\":{},\"reason\":\"no\"}\n",
+        "{\"type\":\"tool_call\",\"id\":\"c\",\"name\":\"bash\",\"args\":{}}\n",
+        "{\"type\":\"complete\",\"exit_code\":1,\"session_id\":\"s\",\"model\":null}\n",
+        "{\"type\":\"answer\",\"content\":\"late\"}\n",
+    );
+    let p = problems("adal", text);
+    let has = |s: &str| p.iter().any(|x| x.contains(s));
+    assert!(has("1: tool_result.id \"a\" names no earlier tool_call"), "{p:?}");
+    assert!(has("3: \"tool_call\" after \"permission_denied\""), "{p:?}");
+    assert!(has("4: after \"permission_denied\" the terminal's exit_code must be 2"), "{p:?}");
+    assert!(has("4: a terminal with exit_code 1 needs an earlier \"error\""), "{p:?}");
+    assert!(has("5: \"answer\" after the terminal record"), "{p:?}");
+}

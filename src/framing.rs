@@ -61,8 +61,8 @@ impl<R: Read> Lines<R> {
         hex(&self.hasher.clone().finalize())
     }
 
-    /// The next line, or `None` at the end of input.
-    pub fn next_frame(&mut self) -> io::Result<Option<Frame<'_>>> {
+    /// The next line with its 1-based number, or `None` at the end of input.
+    pub fn next_frame(&mut self) -> io::Result<Option<(u64, Frame<'_>)>> {
         self.buf.clear();
         let mut len = 0usize;
         let mut any = false;
@@ -98,18 +98,19 @@ impl<R: Read> Lines<R> {
         self.number += 1;
         if len > self.max {
             self.buf.clear();
-            return Ok(Some(Frame::TooLong(len)));
+            return Ok(Some((self.number, Frame::TooLong(len))));
         }
         let mut bytes: &[u8] = &self.buf;
         if self.number == 1 {
             bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
         }
         bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
-        match std::str::from_utf8(bytes) {
-            Ok(s) if s.trim().is_empty() => Ok(Some(Frame::Blank)),
-            Ok(s) => Ok(Some(Frame::Text(s))),
-            Err(e) => Ok(Some(Frame::NotUtf8(e.valid_up_to()))),
-        }
+        let frame = match std::str::from_utf8(bytes) {
+            Ok(s) if s.trim().is_empty() => Frame::Blank,
+            Ok(s) => Frame::Text(s),
+            Err(e) => Frame::NotUtf8(e.valid_up_to()),
+        };
+        Ok(Some((self.number, frame)))
     }
 }
 
@@ -134,8 +135,8 @@ mod tests {
     fn frames(input: &[u8], max: usize) -> Vec<String> {
         let mut lines = Lines::new(input, max);
         let mut out = Vec::new();
-        while let Some(f) = lines.next_frame().unwrap() {
-            out.push(format!("{}:{:?}", lines.number(), f));
+        while let Some((n, f)) = lines.next_frame().unwrap() {
+            out.push(format!("{n}:{f:?}"));
         }
         out
     }
@@ -161,7 +162,7 @@ mod tests {
     #[test]
     fn a_bom_is_only_dropped_before_the_first_line() {
         let got = frames(b"x\n\xEF\xBB\xBFy\n", 100);
-        assert_eq!(got[1], "2:Text(\"\u{feff}y\")");
+        assert_eq!(got[1], "2:Text(\"\\u{feff}y\")");
     }
 
     #[test]

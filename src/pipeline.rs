@@ -94,9 +94,8 @@ pub fn translate<R: Read, W: Write>(input: R, output: &mut W, opts: &Options, di
                     break;
                 }
             };
-            let Some(frame) = frame else { break };
+            let Some((n, frame)) = frame else { break };
             let h = Held::from(frame);
-            let n = lines.number();
             if let Held::Object(m) = &h {
                 if let Some(d) = detector.feed(m) {
                     source = Some(d);
@@ -195,8 +194,8 @@ pub fn translate<R: Read, W: Write>(input: R, output: &mut W, opts: &Options, di
     flush(&mut out, output, lines.would_wait())?;
 
     while stopped.is_none() {
-        let frame = match lines.next_frame() {
-            Ok(Some(f)) => Held::from(f),
+        let (n, frame) = match lines.next_frame() {
+            Ok(Some((n, f))) => (n, Held::from(f)),
             Ok(None) => break,
             Err(e) => {
                 diag(Diagnostic { line: lines.number() + 1, message: format!("cannot read the input: {e}") });
@@ -204,7 +203,6 @@ pub fn translate<R: Read, W: Write>(input: R, output: &mut W, opts: &Options, di
                 break;
             }
         };
-        let n = lines.number();
         let digest = || lines.digest();
         stopped = step(n, frame, &mut decoder, &mut norm, encoder.as_mut(), &mut out, &mut report, &digest);
         flush(&mut out, output, lines.would_wait())?;
@@ -276,7 +274,7 @@ pub fn detect<R: Read>(input: R) -> Result<Dialect, String> {
     let mut seen = 0;
     while seen < DETECT_LINES {
         let frame = lines.next_frame().map_err(|e| format!("cannot read the input: {e}"))?;
-        let Some(frame) = frame else { break };
+        let Some((_, frame)) = frame else { break };
         if let Held::Object(m) = Held::from(frame) {
             seen += 1;
             if let Some(d) = detector.feed(&m) {

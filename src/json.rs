@@ -21,7 +21,11 @@ pub enum Layout {
 struct SpacedFormatter;
 
 impl Formatter for SpacedFormatter {
-    fn begin_array_value<W: ?Sized + io::Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+    fn begin_array_value<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
         if first {
             Ok(())
         } else {
@@ -29,7 +33,11 @@ impl Formatter for SpacedFormatter {
         }
     }
 
-    fn begin_object_key<W: ?Sized + io::Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+    fn begin_object_key<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
         if first {
             Ok(())
         } else {
@@ -47,8 +55,14 @@ impl Formatter for SpacedFormatter {
 pub fn write_line(out: &mut Vec<u8>, value: &impl Serialize, layout: Layout) {
     // Writing to a Vec cannot fail, and our values have string keys only.
     let result = match layout {
-        Layout::Compact => value.serialize(&mut serde_json::Serializer::with_formatter(&mut *out, CompactFormatter)),
-        Layout::Spaced => value.serialize(&mut serde_json::Serializer::with_formatter(&mut *out, SpacedFormatter)),
+        Layout::Compact => value.serialize(&mut serde_json::Serializer::with_formatter(
+            &mut *out,
+            CompactFormatter,
+        )),
+        Layout::Spaced => value.serialize(&mut serde_json::Serializer::with_formatter(
+            &mut *out,
+            SpacedFormatter,
+        )),
     };
     debug_assert!(result.is_ok());
     out.push(b'\n');
@@ -170,7 +184,11 @@ mod tests {
     #[test]
     fn spaced_layout_matches_python_json_dumps() {
         let mut out = Vec::new();
-        write_line(&mut out, &json!({"type": "result", "tokens": {"prompt": 1, "total": 2}, "l": [1, 2]}), Layout::Spaced);
+        write_line(
+            &mut out,
+            &json!({"type": "result", "tokens": {"prompt": 1, "total": 2}, "l": [1, 2]}),
+            Layout::Spaced,
+        );
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "{\"type\": \"result\", \"tokens\": {\"prompt\": 1, \"total\": 2}, \"l\": [1, 2]}\n"
@@ -181,7 +199,10 @@ mod tests {
     fn non_ascii_is_written_raw_and_controls_are_escaped() {
         let mut out = Vec::new();
         write_line(&mut out, &json!({"t": "é🙂\u{1}\n\"<"}), Layout::Compact);
-        assert_eq!(String::from_utf8(out).unwrap(), "{\"t\":\"é🙂\\u0001\\n\\\"<\"}\n");
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "{\"t\":\"é🙂\\u0001\\n\\\"<\"}\n"
+        );
     }
 
     #[test]

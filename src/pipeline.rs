@@ -11,6 +11,7 @@ use std::io::{self, Read, Write};
 use serde_json::{Map, Value};
 
 use crate::dialect::{Decode, Detector, Dialect, Encode, Record, Sink};
+use crate::event::Event;
 use crate::framing::{Frame, Lines, DEFAULT_MAX_LINE_BYTES};
 use crate::normalize::Normalizer;
 use crate::report::{Fate, Report};
@@ -33,7 +34,12 @@ pub struct Options {
 
 impl Options {
     pub fn new(from: Option<Dialect>, to: Dialect) -> Self {
-        Options { from, to, max_line_bytes: DEFAULT_MAX_LINE_BYTES, strict: false }
+        Options {
+            from,
+            to,
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            strict: false,
+        }
     }
 }
 
@@ -74,44 +80,46 @@ impl fmt::Display for Diagnostic {
 
 /// Translates one stream (one run). Diagnostics go to `diag` as they happen. Only a failure to
 /// write the output is an `Err`.
-pub fn translate<R: Read, W: Write>(input: R, output: &mut W, opts: &Options, diag: &mut dyn FnMut(Diagnostic)) -> io::Result<Summary> {
+pub fn translate<R: Read, W: Write>(
+    input: R,
+    output: &mut W,
+    opts: &Options,
+    diag: &mut dyn FnMut(Diagnostic),
+) -> io::Result<Summary> {
     let mut lines = Lines::new(input, opts.max_line_bytes);
-    let mut report = Report::default();
-    let mut out: Vec<u8> = Vec::with_capacity(OUT_BLOCK * 2);
-
-    // Lines read while the dialect is still being detected, replayed once it is known.
-    let mut held: Vec<(u64, Held)> = Vec::new();
-    let mut detector = Detector::default();
-    let mut source = opts.from;
     let mut stopped = None;
 
+    // With --from auto, lines are held until the dialect is known, then replayed.
+    let mut held: Vec<(u64, Held)> = Vec::new();
+    let mut source = opts.from;
     if source.is_none() {
-        loop {
-            let frame = match lines.next_frame() {
-                Ok(f) => f,
+        let mut detector = Detector::default();
+        while source.is_none() && held.len() < DETECT_LINES {
+            match lines.next_frame() {
+                Ok(Some((n, frame))) => {
+                    let h = Held::from(frame);
+                    if let Held::Object(m) = &h {
+                        source = detector.feed(m);
+                    }
+                    held.push((n, h));
+                }
+                Ok(None) => break,
                 Err(e) => {
                     stopped = Some(Stop::Read(e.to_string()));
                     break;
                 }
-            };
-            let Some((n, frame)) = frame else { break };
-            let h = Held::from(frame);
-            if let Held::Object(m) = &h {
-                if let Some(d) = detector.feed(m) {
-                    source = Some(d);
-                }
-            }
-            held.push((n, h));
-            if source.is_some() || held.len() >= DETECT_LINES {
-                break;
             }
         }
         if source.is_none() {
             source = match detector.finish() {
                 Ok(d) => Some(d),
+                // Nothing but blank lines: any decoder reads that.
                 Err(_) if held.iter().all(|(_, h)| matches!(h, Held::Blank)) => Some(opts.to),
                 Err(why) => {
-                    diag(Diagnostic { line: 0, message: format!("cannot tell the input's dialect: {why}") });
+                    diag(Diagnostic {
+                        line: 0,
+                        message: format!("cannot tell the input's dialect: {why}"),
+                    });
                     stopped = Some(Stop::Undetected(why));
                     None
                 }
@@ -119,15 +127,79 @@ pub fn translate<R: Read, W: Write>(input: R, output: &mut W, opts: &Options, di
         }
     }
 
-    let mut decoder: Option<Box<dyn Decode>> = source.map(Dialect::decoder);
-    let mut encoder = opts.to.encoder();
-    let mut norm = Normalizer::new(source.unwrap_or(opts.to));
-    let mut records: Vec<Record> = Vec::new();
-    let mut why: Option<String> = None;
+    let mut run = Run::new(opts, source);
+    for (n, h) in held {
+        if stopped.is_none() {
+            stopped = run.line(n, h, &lines, diag);
+        }
+    }
+    run.flush(output, lines.would_wait())?;
+    while stopped.is_none() {
+        let (n, h) = match lines.next_frame() {
+            Ok(Some((n, frame))) => (n, Held::from(frame)),
+            Ok(None) => break,
+            Err(e) => {
+                diag(Diagnostic {
+                    line: lines.number() + 1,
+                    message: format!("cannot read the input: {e}"),
+                });
+                stopped = Some(Stop::Read(e.to_string()));
+                break;
+            }
+        };
+        stopped = run.line(n, h, &lines, diag);
+        run.flush(output, lines.would_wait())?;
+    }
 
-    let mut step = |n: u64, h: Held, decoder: &mut Option<Box<dyn Decode>>, norm: &mut Normalizer, encoder: &mut dyn Encode, out: &mut Vec<u8>, report: &mut Report, digest: &dyn Fn() -> String| -> Option<Stop> {
-        report.lines += 1;
-        let bad = |report: &mut Report, message: String, diag: &mut dyn FnMut(Diagnostic)| {
+    let why = stopped.as_ref().map(|stop| match stop {
+        Stop::Strict(d) => format!("stopped at bad input, line {}: {}", d.line, d.message),
+        Stop::Fatal(d) => format!("input refused at line {}: {}", d.line, d.message),
+        Stop::Undetected(w) => format!("cannot tell the input's dialect: {w}"),
+        Stop::Read(e) => format!("cannot read the input: {e}"),
+    });
+    run.finish(why, &lines, diag);
+    run.flush(output, true)?;
+    Ok(Summary {
+        report: run.report,
+        source,
+        stopped,
+    })
+}
+
+/// The state of one translation between lines.
+struct Run<'o> {
+    opts: &'o Options,
+    decoder: Option<Box<dyn Decode>>,
+    encoder: Box<dyn Encode>,
+    norm: Normalizer,
+    records: Vec<Record>,
+    out: Vec<u8>,
+    report: Report,
+}
+
+impl<'o> Run<'o> {
+    fn new(opts: &'o Options, source: Option<Dialect>) -> Self {
+        Run {
+            opts,
+            decoder: source.map(Dialect::decoder),
+            encoder: opts.to.encoder(),
+            norm: Normalizer::new(source.unwrap_or(opts.to)),
+            records: Vec::new(),
+            out: Vec::with_capacity(OUT_BLOCK * 2),
+            report: Report::default(),
+        }
+    }
+
+    /// Translates one line; `Some` when the stream must stop here.
+    fn line<R: Read>(
+        &mut self,
+        n: u64,
+        h: Held,
+        lines: &Lines<R>,
+        diag: &mut dyn FnMut(Diagnostic),
+    ) -> Option<Stop> {
+        self.report.lines += 1;
+        let mut bad = |report: &mut Report, message: String| {
             report.bad += 1;
             let d = Diagnostic { line: n, message };
             diag(d.clone());
@@ -135,95 +207,84 @@ pub fn translate<R: Read, W: Write>(input: R, output: &mut W, opts: &Options, di
         };
         let m = match h {
             Held::Blank => {
-                report.blank += 1;
+                self.report.blank += 1;
                 return None;
             }
             Held::Bad(message) => {
-                let d = bad(report, message, diag);
-                return opts.strict.then_some(Stop::Strict(d));
+                let d = bad(&mut self.report, message);
+                return self.opts.strict.then_some(Stop::Strict(d));
             }
             Held::Object(m) => m,
         };
-        let Some(dec) = decoder.as_mut() else {
-            report.dropped += 1;
+        let Some(decoder) = self.decoder.as_mut() else {
+            self.report.dropped += 1;
             return None;
         };
-        records.clear();
-        if let Err(e) = dec.decode(m, &mut records) {
-            let d = bad(report, e.message, diag);
-            return if e.fatal { Some(Stop::Fatal(d)) } else { opts.strict.then_some(Stop::Strict(d)) };
+        self.records.clear();
+        if let Err(e) = decoder.decode(m, &mut self.records) {
+            let d = bad(&mut self.report, e.message);
+            return if e.fatal {
+                Some(Stop::Fatal(d))
+            } else {
+                self.opts.strict.then_some(Stop::Strict(d))
+            };
         }
-        let mut sink = Sink { out, report };
+        let mut sink = Sink {
+            out: &mut self.out,
+            report: &mut self.report,
+        };
         let mut fate: Option<Fate> = None;
-        for rec in records.drain(..) {
-            if matches!(rec.event, crate::event::Event::Terminal(_)) {
-                norm.set_input_digest(digest());
+        for rec in self.records.drain(..) {
+            if matches!(rec.event, Event::Terminal(_)) {
+                self.norm.set_input_digest(lines.digest());
             }
-            if rec.origin != opts.to && opts.to != Dialect::Canonical {
+            if rec.origin != self.opts.to && self.opts.to != Dialect::Canonical {
                 for k in rec.extra.keys() {
                     sink.report.dropped_field(rec.event.kind(), k);
                 }
             }
-            let f = norm.process(rec, encoder, &mut sink);
-            fate = fate.max(Some(f));
+            fate = fate.max(Some(self.norm.process(
+                rec,
+                self.encoder.as_mut(),
+                &mut sink,
+            )));
         }
-        report.line(fate);
-        for message in norm.take_diagnostics() {
+        self.report.line(fate);
+        for message in self.norm.take_diagnostics() {
             diag(Diagnostic { line: n, message });
         }
         None
-    };
+    }
 
-    let flush = |out: &mut Vec<u8>, output: &mut W, now: bool| -> io::Result<()> {
-        if now || out.len() >= OUT_BLOCK {
-            output.write_all(out)?;
-            out.clear();
+    /// Ends the run with its terminal record.
+    fn finish<R: Read>(
+        &mut self,
+        why: Option<String>,
+        lines: &Lines<R>,
+        diag: &mut dyn FnMut(Diagnostic),
+    ) {
+        self.norm.set_input_digest(lines.digest());
+        let mut sink = Sink {
+            out: &mut self.out,
+            report: &mut self.report,
+        };
+        self.norm.finish(why, self.encoder.as_mut(), &mut sink);
+        for message in self.norm.take_diagnostics() {
+            diag(Diagnostic { line: 0, message });
+        }
+    }
+
+    /// Writes the output out when the next read may wait (`now`) or a block is full.
+    fn flush<W: Write>(&mut self, output: &mut W, now: bool) -> io::Result<()> {
+        if now || self.out.len() >= OUT_BLOCK {
+            output.write_all(&self.out)?;
+            self.out.clear();
             if now {
                 output.flush()?;
             }
         }
         Ok(())
-    };
-
-    for (n, h) in held {
-        if stopped.is_none() {
-            let digest = || lines.digest();
-            stopped = step(n, h, &mut decoder, &mut norm, encoder.as_mut(), &mut out, &mut report, &digest);
-        }
     }
-    flush(&mut out, output, lines.would_wait())?;
-
-    while stopped.is_none() {
-        let (n, frame) = match lines.next_frame() {
-            Ok(Some((n, f))) => (n, Held::from(f)),
-            Ok(None) => break,
-            Err(e) => {
-                diag(Diagnostic { line: lines.number() + 1, message: format!("cannot read the input: {e}") });
-                stopped = Some(Stop::Read(e.to_string()));
-                break;
-            }
-        };
-        let digest = || lines.digest();
-        stopped = step(n, frame, &mut decoder, &mut norm, encoder.as_mut(), &mut out, &mut report, &digest);
-        flush(&mut out, output, lines.would_wait())?;
-    }
-
-    if let Some(stop) = &stopped {
-        why = Some(match stop {
-            Stop::Strict(d) => format!("stopped at bad input, line {}: {}", d.line, d.message),
-            Stop::Fatal(d) => format!("input refused at line {}: {}", d.line, d.message),
-            Stop::Undetected(w) => format!("cannot tell the input's dialect: {w}"),
-            Stop::Read(e) => format!("cannot read the input: {e}"),
-        });
-    }
-    norm.set_input_digest(lines.digest());
-    let mut sink = Sink { out: &mut out, report: &mut report };
-    norm.finish(why, encoder.as_mut(), &mut sink);
-    for message in norm.take_diagnostics() {
-        diag(Diagnostic { line: 0, message });
-    }
-    flush(&mut out, output, true)?;
-    Ok(Summary { report, source, stopped })
 }
 
 /// A framed line, parsed as far as framing and JSON go.
@@ -237,7 +298,9 @@ impl From<Frame<'_>> for Held {
     fn from(f: Frame<'_>) -> Self {
         match f {
             Frame::Blank => Held::Blank,
-            Frame::TooLong(n) => Held::Bad(format!("line is {n} bytes, longer than the limit; skipped (see --max-line-bytes)")),
+            Frame::TooLong(n) => Held::Bad(format!(
+                "line is {n} bytes, longer than the limit; skipped (see --max-line-bytes)"
+            )),
             Frame::NotUtf8(at) => Held::Bad(format!("not valid UTF-8 (bad byte at offset {at})")),
             Frame::Text(s) => match serde_json::from_str::<Value>(s) {
                 Ok(Value::Object(m)) => Held::Object(m),
@@ -263,7 +326,8 @@ fn kind_of(v: &Value) -> &'static str {
 pub fn translate_bytes(input: &[u8], opts: &Options) -> (Vec<u8>, Summary, Vec<Diagnostic>) {
     let mut out = Vec::new();
     let mut diags = Vec::new();
-    let summary = translate(input, &mut out, opts, &mut |d| diags.push(d)).expect("writing to memory cannot fail");
+    let summary = translate(input, &mut out, opts, &mut |d| diags.push(d))
+        .expect("writing to memory cannot fail");
     (out, summary, diags)
 }
 
@@ -273,7 +337,9 @@ pub fn detect<R: Read>(input: R) -> Result<Dialect, String> {
     let mut detector = Detector::default();
     let mut seen = 0;
     while seen < DETECT_LINES {
-        let frame = lines.next_frame().map_err(|e| format!("cannot read the input: {e}"))?;
+        let frame = lines
+            .next_frame()
+            .map_err(|e| format!("cannot read the input: {e}"))?;
         let Some((_, frame)) = frame else { break };
         if let Held::Object(m) = Held::from(frame) {
             seen += 1;

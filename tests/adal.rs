@@ -8,7 +8,11 @@ use agentgate::Dialect;
 
 fn to_adal(canonical: &[Value]) -> Vec<Value> {
     let input: String = canonical.iter().map(|v| format!("{v}\n")).collect();
-    common::values(&common::translate(input.as_bytes(), Dialect::Canonical, Dialect::Adal))
+    common::values(&common::translate(
+        input.as_bytes(),
+        Dialect::Canonical,
+        Dialect::Adal,
+    ))
 }
 
 fn kinds(lines: &[Value]) -> Vec<&str> {
@@ -24,13 +28,18 @@ fn nothing_follows_permission_denied_but_complete_with_exit_code_2() {
         json!({"v": 1, "type": "tool_result", "id": "b", "status": "completed", "output": ""}),
         json!({"v": 1, "type": "terminal", "outcome": "failed"}),
     ]);
-    assert_eq!(kinds(&out), vec!["tool_call", "permission_denied", "complete"]);
+    assert_eq!(
+        kinds(&out),
+        vec!["tool_call", "permission_denied", "complete"]
+    );
     assert_eq!(out[2]["exit_code"], 2);
 }
 
 #[test]
 fn a_failed_run_says_why_in_an_error_event_before_complete() {
-    let out = to_adal(&[json!({"v": 1, "type": "terminal", "outcome": "failed", "error": "auth failed: token expired"})]);
+    let out = to_adal(&[
+        json!({"v": 1, "type": "terminal", "outcome": "failed", "error": "auth failed: token expired"}),
+    ]);
     assert_eq!(kinds(&out), vec!["error", "complete"]);
     assert_eq!(out[0]["message"], "auth failed: token expired");
     assert_eq!(out[1]["exit_code"], 1);
@@ -38,9 +47,15 @@ fn a_failed_run_says_why_in_an_error_event_before_complete() {
 
 #[test]
 fn an_answer_comes_before_complete_and_only_on_success() {
-    let ok = to_adal(&[json!({"v": 1, "type": "final_answer", "text": "done"}), json!({"v": 1, "type": "terminal", "outcome": "completed"})]);
+    let ok = to_adal(&[
+        json!({"v": 1, "type": "final_answer", "text": "done"}),
+        json!({"v": 1, "type": "terminal", "outcome": "completed"}),
+    ]);
     assert_eq!(kinds(&ok), vec!["answer", "complete"]);
-    let cut = to_adal(&[json!({"v": 1, "type": "final_answer", "text": "half"}), json!({"v": 1, "type": "terminal", "outcome": "interrupted"})]);
+    let cut = to_adal(&[
+        json!({"v": 1, "type": "final_answer", "text": "half"}),
+        json!({"v": 1, "type": "terminal", "outcome": "interrupted"}),
+    ]);
     assert_eq!(kinds(&cut), vec!["error", "complete"]);
     assert_eq!(cut[0]["message"], "interrupted");
 }
@@ -60,22 +75,53 @@ fn a_result_for_a_call_never_seen_gets_its_call_first() {
 #[test]
 fn ids_are_synthesized_deterministically_for_calls_that_have_none() {
     let input = std::fs::read(common::fixtures().join("localcode/success.jsonl")).unwrap();
-    let a = common::values(&common::translate(&input, Dialect::Localcode, Dialect::Adal));
-    let b = common::values(&common::translate(&input, Dialect::Localcode, Dialect::Adal));
+    let a = common::values(&common::translate(
+        &input,
+        Dialect::Localcode,
+        Dialect::Adal,
+    ));
+    let b = common::values(&common::translate(
+        &input,
+        Dialect::Localcode,
+        Dialect::Adal,
+    ));
     assert_eq!(a, b);
-    let ids: Vec<&str> = a.iter().filter(|l| l["type"] == "tool_call").map(|l| l["id"].as_str().unwrap()).collect();
+    let ids: Vec<&str> = a
+        .iter()
+        .filter(|l| l["type"] == "tool_call")
+        .map(|l| l["id"].as_str().unwrap())
+        .collect();
     assert_eq!(ids, vec!["call-1", "call-2", "call-3", "call-4"]);
-    let session = a.last().unwrap()["session_id"].as_str().unwrap().to_string();
-    assert_eq!(session.len(), 36, "a UUID derived from the input: {session}");
-    let other = common::values(&common::translate(&std::fs::read(common::fixtures().join("localcode/timeout.jsonl")).unwrap(), Dialect::Localcode, Dialect::Adal));
-    assert_ne!(other.last().unwrap()["session_id"].as_str().unwrap(), session, "another input, another id");
+    let session = a.last().unwrap()["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        session.len(),
+        36,
+        "a UUID derived from the input: {session}"
+    );
+    let other = common::values(&common::translate(
+        &std::fs::read(common::fixtures().join("localcode/timeout.jsonl")).unwrap(),
+        Dialect::Localcode,
+        Dialect::Adal,
+    ));
+    assert_ne!(
+        other.last().unwrap()["session_id"].as_str().unwrap(),
+        session,
+        "another input, another id"
+    );
 }
 
 #[test]
 fn arguments_that_are_not_an_object_are_kept_whole() {
-    let out = to_adal(&[json!({"v": 1, "type": "tool_call", "id": "a", "name": "read_file", "arguments_text": "src/main.rs"})]);
+    let out = to_adal(&[
+        json!({"v": 1, "type": "tool_call", "id": "a", "name": "read_file", "arguments_text": "src/main.rs"}),
+    ]);
     assert_eq!(out[0]["args"], json!({"raw": "src/main.rs"}));
-    let out = to_adal(&[json!({"v": 1, "type": "tool_call", "id": "a", "name": "bash", "arguments_text": "{\"command\":\"ls\"}"})]);
+    let out = to_adal(&[
+        json!({"v": 1, "type": "tool_call", "id": "a", "name": "bash", "arguments_text": "{\"command\":\"ls\"}"}),
+    ]);
     assert_eq!(out[0]["args"], json!({"command": "ls"}));
 }
 
@@ -88,9 +134,25 @@ fn the_older_generation_without_ids_is_matched_by_name() {
         "{\"type\":\"tool_result\",\"name\":\"read_file\",\"status\":\"success\"}\n",
         "{\"type\":\"complete\",\"exit_code\":0,\"session_id\":\"s\",\"model\":\"m\"}\n",
     );
-    let out = common::values(&common::translate(input.as_bytes(), Dialect::Adal, Dialect::Adal));
-    let pairs: Vec<(&str, &str)> = out.iter().filter(|l| l["type"] != "complete").map(|l| (l["type"].as_str().unwrap(), l["id"].as_str().unwrap())).collect();
-    assert_eq!(pairs, vec![("tool_call", "call-1"), ("tool_call", "call-2"), ("tool_result", "call-2"), ("tool_result", "call-1")]);
+    let out = common::values(&common::translate(
+        input.as_bytes(),
+        Dialect::Adal,
+        Dialect::Adal,
+    ));
+    let pairs: Vec<(&str, &str)> = out
+        .iter()
+        .filter(|l| l["type"] != "complete")
+        .map(|l| (l["type"].as_str().unwrap(), l["id"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        pairs,
+        vec![
+            ("tool_call", "call-1"),
+            ("tool_call", "call-2"),
+            ("tool_result", "call-2"),
+            ("tool_result", "call-1")
+        ]
+    );
     assert_eq!(out[2]["status"], "failed");
     assert_eq!(out[3]["status"], "completed");
 }

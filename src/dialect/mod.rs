@@ -16,7 +16,18 @@ pub mod localcode;
 
 /// A stream format agentgate reads and writes.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, strum::EnumString, strum::Display, strum::EnumIter, strum::IntoStaticStr,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    strum::EnumString,
+    strum::Display,
+    strum::EnumIter,
+    strum::IntoStaticStr,
 )]
 #[strum(serialize_all = "kebab-case")]
 pub enum Dialect {
@@ -85,11 +96,19 @@ pub struct Record {
 
 impl Record {
     pub fn new(origin: Dialect, event: Event) -> Self {
-        Record { event, origin, extra: Fields::new() }
+        Record {
+            event,
+            origin,
+            extra: Fields::new(),
+        }
     }
 
     pub fn with_extra(origin: Dialect, event: Event, extra: Fields) -> Self {
-        Record { event, origin, extra }
+        Record {
+            event,
+            origin,
+            extra,
+        }
     }
 }
 
@@ -103,11 +122,17 @@ pub struct LineError {
 
 impl LineError {
     pub fn bad(message: impl Into<String>) -> Self {
-        LineError { message: message.into(), fatal: false }
+        LineError {
+            message: message.into(),
+            fatal: false,
+        }
     }
 
     pub fn fatal(message: impl Into<String>) -> Self {
-        LineError { message: message.into(), fatal: true }
+        LineError {
+            message: message.into(),
+            fatal: true,
+        }
     }
 }
 

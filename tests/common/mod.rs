@@ -24,15 +24,29 @@ pub fn cases() -> Vec<Case> {
     let mut out = Vec::new();
     for dialect in Dialect::all() {
         let dir = fixtures().join(dialect.name());
-        let Ok(entries) = fs::read_dir(&dir) else { continue };
-        let mut paths: Vec<PathBuf> = entries.map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "jsonl")).collect();
+        let Ok(entries) = fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut paths: Vec<PathBuf> = entries
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .collect();
         paths.sort();
         for path in paths {
             let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-            out.push(Case { dialect, name, input: fs::read(&path).unwrap(), path });
+            out.push(Case {
+                dialect,
+                name,
+                input: fs::read(&path).unwrap(),
+                path,
+            });
         }
     }
-    assert!(out.len() >= 20, "fixtures not found under {}", fixtures().display());
+    assert!(
+        out.len() >= 20,
+        "fixtures not found under {}",
+        fixtures().display()
+    );
     out
 }
 
@@ -44,5 +58,9 @@ pub fn translate(input: &[u8], from: Dialect, to: Dialect) -> String {
 
 /// The output's lines parsed as JSON.
 pub fn values(text: &str) -> Vec<serde_json::Value> {
-    text.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("output line is not JSON ({e}): {l}"))).collect()
+    text.lines()
+        .map(|l| {
+            serde_json::from_str(l).unwrap_or_else(|e| panic!("output line is not JSON ({e}): {l}"))
+        })
+        .collect()
 }

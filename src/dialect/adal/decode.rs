@@ -11,7 +11,9 @@ pub struct Decoder {
 
 impl Decoder {
     pub fn new() -> Self {
-        Decoder { contract: Dialect::Adal.contract() }
+        Decoder {
+            contract: Dialect::Adal.contract(),
+        }
     }
 }
 
@@ -29,17 +31,32 @@ fn args(m: &mut Map<String, Value>) -> Arguments {
 }
 
 impl Decode for Decoder {
-    fn decode(&mut self, mut m: Map<String, Value>, out: &mut Vec<Record>) -> Result<(), LineError> {
+    fn decode(
+        &mut self,
+        mut m: Map<String, Value>,
+        out: &mut Vec<Record>,
+    ) -> Result<(), LineError> {
         let kind = take_type(&mut m)?;
         let event = match kind.as_str() {
-            "tool_call" => Event::ToolCall(ToolCall { id: take_str(&mut m, "id"), index: None, name: take_str(&mut m, "name").unwrap_or_default(), arguments: args(&mut m) }),
+            "tool_call" => Event::ToolCall(ToolCall {
+                id: take_str(&mut m, "id"),
+                index: None,
+                name: take_str(&mut m, "name").unwrap_or_default(),
+                arguments: args(&mut m),
+            }),
             "tool_result" => {
                 let id = take_str(&mut m, "id");
                 let name = take_str(&mut m, "name");
                 // Unknown status words stay in `extra`, so adal to adal writes them back.
                 let status = match m.get("status").and_then(Value::as_str) {
                     None => ToolStatus::Completed,
-                    Some(word) => match self.contract.decode.get("tool_status").and_then(|t| t.get(word)).and_then(Value::as_str) {
+                    Some(word) => match self
+                        .contract
+                        .decode
+                        .get("tool_status")
+                        .and_then(|t| t.get(word))
+                        .and_then(Value::as_str)
+                    {
                         Some(known) => {
                             let s = known.parse().unwrap_or(ToolStatus::Failed);
                             m.shift_remove("status");
@@ -49,7 +66,15 @@ impl Decode for Decoder {
                     },
                 };
                 let output = take_str(&mut m, "output");
-                Event::ToolResult(ToolResult { id, index: None, name, status, output, error: None, arguments: Arguments::default() })
+                Event::ToolResult(ToolResult {
+                    id,
+                    index: None,
+                    name,
+                    status,
+                    output,
+                    error: None,
+                    arguments: Arguments::default(),
+                })
             }
             "permission_denied" => Event::PermissionDenied(Denial {
                 id: take_str(&mut m, "id"),
@@ -57,11 +82,17 @@ impl Decode for Decoder {
                 arguments: args(&mut m),
                 reason: take_str(&mut m, "reason"),
             }),
-            "answer" => Event::FinalAnswer { text: take_str(&mut m, "content").unwrap_or_default() },
-            "error" => Event::Error { message: take_str(&mut m, "message").unwrap_or_default(), fatal: false },
+            "answer" => Event::FinalAnswer {
+                text: take_str(&mut m, "content").unwrap_or_default(),
+            },
+            "error" => Event::Error {
+                message: take_str(&mut m, "message").unwrap_or_default(),
+                fatal: false,
+            },
             "complete" => {
                 let code = take_int(&mut m, "exit_code");
-                let outcome = code.and_then(|c| self.contract.decode_outcome("exit_code", &c.to_string()));
+                let outcome =
+                    code.and_then(|c| self.contract.decode_outcome("exit_code", &c.to_string()));
                 let mut t = Terminal::new(outcome.unwrap_or(Outcome::Incomplete));
                 if outcome.is_none() {
                     t.reason = Some(match code {

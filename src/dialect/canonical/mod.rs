@@ -42,7 +42,11 @@ fn known(kind: &str) -> bool {
 }
 
 impl Decode for Decoder {
-    fn decode(&mut self, mut m: Map<String, Value>, out: &mut Vec<Record>) -> Result<(), LineError> {
+    fn decode(
+        &mut self,
+        mut m: Map<String, Value>,
+        out: &mut Vec<Record>,
+    ) -> Result<(), LineError> {
         match m.shift_remove("v") {
             Some(v) if v.as_u64() == Some(VERSION) => {}
             Some(v) => {
@@ -67,8 +71,13 @@ impl Decode for Decoder {
             return Ok(());
         }
         m.insert("type".into(), Value::String(kind.clone()));
-        let event: Event = serde_json::from_value(Value::Object(m)).map_err(|e| LineError::bad(format!("{kind}: {e}")))?;
-        out.push(Record { event, origin, extra });
+        let event: Event = serde_json::from_value(Value::Object(m))
+            .map_err(|e| LineError::bad(format!("{kind}: {e}")))?;
+        out.push(Record {
+            event,
+            origin,
+            extra,
+        });
         Ok(())
     }
 }
@@ -86,7 +95,13 @@ impl Encode for Encoder {
     fn encode(&mut self, rec: &Record, _ctx: &Context, sink: &mut Sink<'_>) -> Fate {
         let mut m = Map::new();
         m.insert("v".into(), Value::from(VERSION));
-        if let (Event::Extension { line: Value::Object(line) }, Dialect::Canonical) = (&rec.event, rec.origin) {
+        if let (
+            Event::Extension {
+                line: Value::Object(line),
+            },
+            Dialect::Canonical,
+        ) = (&rec.event, rec.origin)
+        {
             // A canonical line of a kind this version does not know goes back out as it came.
             m.extend(line.clone());
             write_line(sink.out, &m, Layout::Compact);

@@ -2,7 +2,10 @@ use serde_json::{Map, Value};
 
 use crate::contract::Contract;
 use crate::dialect::{take_type, Decode, Dialect, LineError, Record};
-use crate::event::{Arguments, Basis, Event, Outcome, Scope, Session, Terminal, ToolCall, ToolDraft, ToolResult, ToolStatus, Tokens, Usage};
+use crate::event::{
+    Arguments, Basis, Event, Outcome, Scope, Session, Terminal, Tokens, ToolCall, ToolDraft,
+    ToolResult, ToolStatus, Usage,
+};
 use crate::json::{char_len, take_bool, take_count, take_int, take_str};
 
 pub struct Decoder {
@@ -13,7 +16,10 @@ pub struct Decoder {
 
 impl Decoder {
     pub fn new() -> Self {
-        Decoder { contract: Dialect::Localcode.contract(), saw_turn_tokens: false }
+        Decoder {
+            contract: Dialect::Localcode.contract(),
+            saw_turn_tokens: false,
+        }
     }
 
     fn outcome(&self, status: &str, exit_code: Option<i64>, reason: Option<&str>) -> Outcome {
@@ -41,14 +47,28 @@ fn index(m: &mut Map<String, Value>) -> Option<u64> {
 }
 
 impl Decode for Decoder {
-    fn decode(&mut self, mut m: Map<String, Value>, out: &mut Vec<Record>) -> Result<(), LineError> {
+    fn decode(
+        &mut self,
+        mut m: Map<String, Value>,
+        out: &mut Vec<Record>,
+    ) -> Result<(), LineError> {
         let kind = take_type(&mut m)?;
         let event = match kind.as_str() {
-            "thinking_start" => Event::ReasoningStart { reset: take_bool(&mut m, "reset") },
-            "thinking_chunk" => Event::ReasoningDelta { text: text(&mut m, "chunk") },
-            "thinking_peek" => Event::ReasoningPeek { text: text(&mut m, "text") },
-            "thinking_done" => Event::ReasoningEnd { text: take_str(&mut m, "text") },
-            "stage" => Event::Stage { name: text(&mut m, "stage") },
+            "thinking_start" => Event::ReasoningStart {
+                reset: take_bool(&mut m, "reset"),
+            },
+            "thinking_chunk" => Event::ReasoningDelta {
+                text: text(&mut m, "chunk"),
+            },
+            "thinking_peek" => Event::ReasoningPeek {
+                text: text(&mut m, "text"),
+            },
+            "thinking_done" => Event::ReasoningEnd {
+                text: take_str(&mut m, "text"),
+            },
+            "stage" => Event::Stage {
+                name: text(&mut m, "stage"),
+            },
             "stream_start" => Event::TextStart,
             "content" => {
                 let text = text(&mut m, "chunk");
@@ -79,7 +99,11 @@ impl Decode for Decoder {
                     id: None,
                     index,
                     name,
-                    status: if failed { ToolStatus::Failed } else { ToolStatus::Completed },
+                    status: if failed {
+                        ToolStatus::Failed
+                    } else {
+                        ToolStatus::Completed
+                    },
                     output,
                     error: None,
                     arguments: args.map(Arguments::text).unwrap_or_default(),
@@ -101,27 +125,56 @@ impl Decode for Decoder {
                     },
                 })
             }
-            "notice" => Event::Notice { text: text(&mut m, "text") },
-            "error" => Event::Error { message: text(&mut m, "message"), fatal: true },
-            "done" => Event::TurnEnd { id: None, status: None, reason: None },
-            "turn_end" => Event::TurnEnd { id: None, status: take_str(&mut m, "completion_status"), reason: take_str(&mut m, "loop_exit_reason") },
-            "round_start" => Event::RoundStart { id: None, index: take_count(&mut m, "round_idx") },
-            "round_end" => Event::RoundEnd { id: None, stop: None },
+            "notice" => Event::Notice {
+                text: text(&mut m, "text"),
+            },
+            "error" => Event::Error {
+                message: text(&mut m, "message"),
+                fatal: true,
+            },
+            "done" => Event::TurnEnd {
+                id: None,
+                status: None,
+                reason: None,
+            },
+            "turn_end" => Event::TurnEnd {
+                id: None,
+                status: take_str(&mut m, "completion_status"),
+                reason: take_str(&mut m, "loop_exit_reason"),
+            },
+            "round_start" => Event::RoundStart {
+                id: None,
+                index: take_count(&mut m, "round_idx"),
+            },
+            "round_end" => Event::RoundEnd {
+                id: None,
+                stop: None,
+            },
             "run_start" => {
-                let version = m.get("schema_version").and_then(Value::as_str).unwrap_or("");
+                let version = m
+                    .get("schema_version")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
                 if version.split('.').next() != Some("1") {
                     return Err(LineError::fatal(format!(
                         "localcode run_start has schema_version \"{version}\"; this agentgate reads major version 1 only, so the stream is refused"
                     )));
                 }
-                Event::Session(Session { run_id: take_str(&mut m, "run_id"), version: take_str(&mut m, "localcode_version"), ..Session::default() })
+                Event::Session(Session {
+                    run_id: take_str(&mut m, "run_id"),
+                    version: take_str(&mut m, "localcode_version"),
+                    ..Session::default()
+                })
             }
             "result" => {
                 let status = text(&mut m, "status");
                 let exit_code = take_int(&mut m, "exit_code");
                 let reason = take_str(&mut m, "reason");
                 if let Some(final_text) = take_str(&mut m, "final_text") {
-                    out.push(Record::new(Dialect::Localcode, Event::FinalAnswer { text: final_text }));
+                    out.push(Record::new(
+                        Dialect::Localcode,
+                        Event::FinalAnswer { text: final_text },
+                    ));
                 }
                 let mut t = Terminal::new(self.outcome(&status, exit_code, reason.as_deref()));
                 t.exit_code = exit_code;

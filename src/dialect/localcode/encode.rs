@@ -18,7 +18,10 @@ pub struct Encoder {
 
 impl Encoder {
     pub fn new() -> Self {
-        Encoder { contract: Dialect::Localcode.contract(), reasoning: String::new() }
+        Encoder {
+            contract: Dialect::Localcode.contract(),
+            reasoning: String::new(),
+        }
     }
 
     fn limit(&self, kind: &str, field: &str) -> usize {
@@ -75,15 +78,25 @@ impl Encode for Encoder {
         match &rec.event {
             Event::ReasoningStart { reset } => {
                 self.reasoning.clear();
-                let reset = if reset.unwrap_or(false) { "true" } else { "false" };
-                emit(sink, &line("thinking_start", vec![("reset", s(reset))], rec));
+                let reset = if reset.unwrap_or(false) {
+                    "true"
+                } else {
+                    "false"
+                };
+                emit(
+                    sink,
+                    &line("thinking_start", vec![("reset", s(reset))], rec),
+                );
             }
             Event::ReasoningDelta { text } => {
                 if self.reasoning.len() < MAX_REASONING_KEPT * 4 {
                     self.reasoning.push_str(text);
                 }
                 for piece in split_chars(text, self.limit("thinking_chunk", "chunk")) {
-                    emit(sink, &line("thinking_chunk", vec![("chunk", s(piece))], rec));
+                    emit(
+                        sink,
+                        &line("thinking_chunk", vec![("chunk", s(piece))], rec),
+                    );
                 }
             }
             Event::ReasoningPeek { text } => {
@@ -106,8 +119,19 @@ impl Encode for Encoder {
                 let pieces = split_chars(text, self.limit("content", "chunk"));
                 let whole = pieces.len() == 1;
                 for piece in pieces {
-                    let n = if whole { chars.unwrap_or_else(|| char_len(piece)) } else { char_len(piece) };
-                    emit(sink, &line("content", vec![("chunk", s(piece)), ("chars", digits(n))], rec));
+                    let n = if whole {
+                        chars.unwrap_or_else(|| char_len(piece))
+                    } else {
+                        char_len(piece)
+                    };
+                    emit(
+                        sink,
+                        &line(
+                            "content",
+                            vec![("chunk", s(piece)), ("chars", digits(n))],
+                            rec,
+                        ),
+                    );
                 }
             }
             Event::ToolDraft(d) => {
@@ -115,22 +139,64 @@ impl Encode for Encoder {
                 let chars = d.chars.unwrap_or_else(|| char_len(snippet));
                 let snippet = self.fit("tool_preview", "snippet", snippet, sink);
                 let name = s(d.name.clone().unwrap_or_default());
-                emit(sink, &line("tool_preview", vec![("name", name), ("chars", digits(chars)), ("snippet", snippet)], rec));
+                emit(
+                    sink,
+                    &line(
+                        "tool_preview",
+                        vec![
+                            ("name", name),
+                            ("chars", digits(chars)),
+                            ("snippet", snippet),
+                        ],
+                        rec,
+                    ),
+                );
             }
             Event::ToolCall(c) => {
                 let args = self.fit("tool_start", "args", &c.arguments.to_text(), sink);
                 let index = c.index.or(ctx.call.index).map_or(s("-1"), digits);
-                emit(sink, &line("tool_start", vec![("name", s(c.name.clone())), ("args", args), ("index", index)], rec));
+                emit(
+                    sink,
+                    &line(
+                        "tool_start",
+                        vec![
+                            ("name", s(c.name.clone())),
+                            ("args", args),
+                            ("index", index),
+                        ],
+                        rec,
+                    ),
+                );
             }
             Event::ToolResult(r) => {
                 let call = &ctx.call;
-                let arguments = if r.arguments.is_empty() { &call.arguments } else { &r.arguments };
+                let arguments = if r.arguments.is_empty() {
+                    &call.arguments
+                } else {
+                    &r.arguments
+                };
                 let args = self.fit("tool_result", "args", &arguments.to_text(), sink);
-                let body = r.output.as_deref().or(call.output.as_deref()).or(r.error.as_deref()).unwrap_or("");
+                let body = r
+                    .output
+                    .as_deref()
+                    .or(call.output.as_deref())
+                    .or(r.error.as_deref())
+                    .unwrap_or("");
                 let result = self.fit("tool_result", "result", body, sink);
-                let failed = if r.status == ToolStatus::Completed { "false" } else { "true" };
+                let failed = if r.status == ToolStatus::Completed {
+                    "false"
+                } else {
+                    "true"
+                };
                 let fields = vec![
-                    ("name", s(r.name.as_ref().or(call.name.as_ref()).cloned().unwrap_or_default())),
+                    (
+                        "name",
+                        s(r.name
+                            .as_ref()
+                            .or(call.name.as_ref())
+                            .cloned()
+                            .unwrap_or_default()),
+                    ),
                     ("args", args),
                     ("index", r.index.or(call.index).map_or(s("-1"), digits)),
                     ("result", result),
@@ -141,13 +207,24 @@ impl Encode for Encoder {
             Event::PermissionDenied(d) => {
                 // localcode has no refusal event; a notice says which call was refused and why.
                 let why = d.reason.as_deref().unwrap_or("approval required");
-                emit(sink, &line("notice", vec![("text", s(format!("permission denied: {}: {why}", d.name)))], rec));
+                emit(
+                    sink,
+                    &line(
+                        "notice",
+                        vec![("text", s(format!("permission denied: {}: {why}", d.name)))],
+                        rec,
+                    ),
+                );
             }
             Event::Usage(u) => {
                 // One turn_tokens line per report that adds tokens (a snapshot that adds none
                 // is absorbed): their sum is the result's tokens.
                 let d = ctx.delta;
-                if u.basis == Basis::Cumulative && d.input.unwrap_or(0) == 0 && d.output.unwrap_or(0) == 0 && d.total.unwrap_or(0) == 0 {
+                if u.basis == Basis::Cumulative
+                    && d.input.unwrap_or(0) == 0
+                    && d.output.unwrap_or(0) == 0
+                    && d.total.unwrap_or(0) == 0
+                {
                     return Fate::Absorbed;
                 }
                 let fields = vec![
@@ -157,12 +234,16 @@ impl Encode for Encoder {
                 ];
                 emit(sink, &line("turn_tokens", fields, rec));
             }
-            Event::Notice { text } => emit(sink, &line("notice", vec![("text", s(text.clone()))], rec)),
+            Event::Notice { text } => {
+                emit(sink, &line("notice", vec![("text", s(text.clone()))], rec))
+            }
             Event::Error { message, .. } => {
                 let v = self.fit("error", "message", message, sink);
                 emit(sink, &line("error", vec![("message", v)], rec));
             }
-            Event::TurnEnd { status, reason, .. } if own && (status.is_some() || reason.is_some()) => {
+            Event::TurnEnd { status, reason, .. }
+                if own && (status.is_some() || reason.is_some()) =>
+            {
                 let mut fields = Vec::new();
                 if let Some(x) = status {
                     fields.push(("completion_status", s(x.clone())));
@@ -174,7 +255,9 @@ impl Encode for Encoder {
             }
             Event::TurnEnd { .. } => emit(sink, &line("done", vec![], rec)),
             Event::RoundStart { index, .. } if own => {
-                let fields = index.map(|i| vec![("round_idx", Value::from(i))]).unwrap_or_default();
+                let fields = index
+                    .map(|i| vec![("round_idx", Value::from(i))])
+                    .unwrap_or_default();
                 emit(sink, &line("round_start", fields, rec));
             }
             Event::RoundEnd { .. } if own => emit(sink, &line("round_end", vec![], rec)),
@@ -194,7 +277,11 @@ impl Encode for Encoder {
                 let outcome = t.outcome;
                 let status = c.outcome_str(outcome, "status").unwrap_or("incomplete");
                 let exit_code = c.outcome_code(outcome, "exit_code").unwrap_or(1);
-                let reason = t.reason.clone().or_else(|| c.outcome_str(outcome, "reason").map(str::to_string)).unwrap_or_default();
+                let reason = t
+                    .reason
+                    .clone()
+                    .or_else(|| c.outcome_str(outcome, "reason").map(str::to_string))
+                    .unwrap_or_default();
                 let totals = ctx.totals;
                 let mut tokens = Map::new();
                 tokens.insert("prompt".into(), Value::from(totals.input.unwrap_or(0)));

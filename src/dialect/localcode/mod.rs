@@ -48,7 +48,13 @@ pub fn sniff(line: &Map<String, Value>) -> Sniff {
     };
     match kind {
         k if OWN_KINDS.contains(&k) => Sniff::Yes,
-        "result" if line.contains_key("exit_code") || line.contains_key("final_text") || line.contains_key("tokens") => Sniff::Yes,
+        "result"
+            if line.contains_key("exit_code")
+                || line.contains_key("final_text")
+                || line.contains_key("tokens") =>
+        {
+            Sniff::Yes
+        }
         "tool_result" if line.contains_key("index") => Sniff::Yes,
         "turn_end" if line.contains_key("completion_status") => Sniff::Yes,
         "error" if line.contains_key("message") => Sniff::Maybe,

@@ -12,6 +12,22 @@
 //! - [`pipeline`]: the streaming translator.
 //!
 //! The library never prints: diagnostics and reports are values the caller shows.
+//!
+//! ```
+//! use agentgate::{translate_bytes, Dialect, Options};
+//!
+//! let adal = br#"{"type":"answer","content":"Done."}
+//! {"type":"complete","exit_code":0,"session_id":"s-1","model":"m"}
+//! "#;
+//! let (out, summary, diagnostics) = translate_bytes(adal, &Options::new(None, Dialect::Localcode));
+//! assert_eq!(summary.source, Some(Dialect::Adal));
+//! assert!(diagnostics.is_empty());
+//! assert_eq!(
+//!     String::from_utf8(out).unwrap(),
+//!     "{\"type\": \"result\", \"status\": \"ok\", \"exit_code\": 0, \"reason\": \"completed\", \
+//!      \"final_text\": \"Done.\", \"tokens\": {\"prompt\": 0, \"completion\": 0, \"total\": 0}}\n"
+//! );
+//! ```
 
 pub mod contract;
 pub mod dialect;

@@ -2,7 +2,7 @@
 //! through a pipe, and a reader that goes away.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -14,14 +14,19 @@ fn fixture(rel: &str) -> String {
     format!("{}/tests/fixtures/{rel}", env!("CARGO_MANIFEST_DIR"))
 }
 
-fn run_with_stdin(args: &[&str], input: &[u8]) -> Output {
-    let mut child = bin()
+/// Starts agentgate with all three standard streams piped.
+fn spawn(args: &[&str]) -> Child {
+    bin()
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+fn run_with_stdin(args: &[&str], input: &[u8]) -> Output {
+    let mut child = spawn(args);
     let mut stdin = child.stdin.take().unwrap();
     let input = input.to_vec();
     let writer = std::thread::spawn(move || {
@@ -251,13 +256,7 @@ fn report_accounts_for_every_line_and_names_what_was_dropped() {
 
 #[test]
 fn a_live_stream_sees_each_translated_line_before_the_input_ends() {
-    let mut child = bin()
-        .args(["--to", "localcode"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn(&["--to", "localcode"]);
     let mut stdin = child.stdin.take().unwrap();
     let stdout = child.stdout.take().unwrap();
     let (tx, rx) = mpsc::channel();
@@ -301,13 +300,7 @@ fn a_reader_that_goes_away_ends_agentgate_quietly() {
     for i in 0..50_000 {
         input.push_str(&format!("{{\"type\":\"tool_call\",\"id\":\"c{i}\",\"name\":\"bash\",\"args\":{{\"command\":\"echo {i}\"}}}}\n"));
     }
-    let mut child = bin()
-        .args(["--to", "localcode"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn(&["--to", "localcode"]);
     let mut stdin = child.stdin.take().unwrap();
     let writer = std::thread::spawn(move || {
         let _ = stdin.write_all(input.as_bytes());

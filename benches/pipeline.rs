@@ -37,21 +37,10 @@ fn localcode_stream(rounds: usize) -> Vec<u8> {
 fn bench(c: &mut Criterion) {
     let localcode = localcode_stream(2_000);
     let sources: Vec<(Dialect, Vec<u8>)> = vec![
-        (
-            Dialect::Adal,
-            translate_bytes(
-                &localcode,
-                &Options::new(Some(Dialect::Localcode), Dialect::Adal),
-            )
-            .0,
-        ),
+        (Dialect::Adal, translate_bytes(&localcode, &Options::new(Some(Dialect::Localcode), Dialect::Adal)).0),
         (
             Dialect::Canonical,
-            translate_bytes(
-                &localcode,
-                &Options::new(Some(Dialect::Localcode), Dialect::Canonical),
-            )
-            .0,
+            translate_bytes(&localcode, &Options::new(Some(Dialect::Localcode), Dialect::Canonical)).0,
         ),
         (Dialect::Localcode, localcode),
     ];
@@ -60,11 +49,9 @@ fn bench(c: &mut Criterion) {
         group.throughput(Throughput::Bytes(input.len() as u64));
         for to in Dialect::all() {
             let opts = Options::new(Some(*from), to);
-            group.bench_with_input(
-                BenchmarkId::new(format!("{from}-to-{to}"), input.len()),
-                input,
-                |b, input| b.iter(|| translate_bytes(input, &opts).0.len()),
-            );
+            group.bench_with_input(BenchmarkId::new(format!("{from}-to-{to}"), input.len()), input, |b, input| {
+                b.iter(|| translate_bytes(input, &opts).0.len())
+            });
         }
     }
     group.finish();

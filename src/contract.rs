@@ -85,32 +85,15 @@ pub struct TerminalSpec {
 #[serde(tag = "rule", rename_all = "snake_case")]
 pub enum Rule {
     /// Every `kind` line's `field` names an `earlier_field` of an earlier `earlier_kind` line.
-    IdsSeenEarlier {
-        kind: String,
-        field: String,
-        earlier_kind: String,
-        earlier_field: String,
-    },
+    IdsSeenEarlier { kind: String, field: String, earlier_kind: String, earlier_field: String },
     /// No line of `kinds` after a line of kind `after`.
     NoneAfter { after: String, kinds: Vec<String> },
     /// After a line of kind `after`, the terminal's `field` equals `value`.
-    TerminalAfter {
-        after: String,
-        field: String,
-        value: Value,
-    },
+    TerminalAfter { after: String, field: String, value: Value },
     /// When the terminal's `field` equals `value`, some `kind` line came before it.
-    TerminalNeeds {
-        field: String,
-        value: Value,
-        kind: String,
-    },
+    TerminalNeeds { field: String, value: Value, kind: String },
     /// The terminal's `field` (a path with dots) equals the sum of `of_field` over `of_kind` lines.
-    TerminalSums {
-        field: String,
-        of_kind: String,
-        of_field: String,
-    },
+    TerminalSums { field: String, of_kind: String, of_field: String },
     /// The first line is of this kind.
     First { kind: String },
 }
@@ -165,14 +148,12 @@ pub fn contract(name: &str) -> &'static Contract {
         FILES
             .iter()
             .map(|(n, text)| {
-                let c: Contract =
-                    serde_json::from_str(text).unwrap_or_else(|e| panic!("mappings/{n}.json: {e}"));
+                let c: Contract = serde_json::from_str(text).unwrap_or_else(|e| panic!("mappings/{n}.json: {e}"));
                 (*n, c)
             })
             .collect()
     });
-    all.get(name)
-        .unwrap_or_else(|| panic!("no contract for {name}"))
+    all.get(name).unwrap_or_else(|| panic!("no contract for {name}"))
 }
 
 impl Contract {
@@ -223,39 +204,23 @@ impl Contract {
         if self.key_order == KeyOrder::Listed {
             let keys: Vec<&str> = obj.keys().map(String::as_str).collect();
             if keys.first() != Some(&self.type_field.as_str()) {
-                problems.push(format!(
-                    "{kind}: \"{}\" is not the first member",
-                    self.type_field
-                ));
+                problems.push(format!("{kind}: \"{}\" is not the first member", self.type_field));
             }
-            let listed: Vec<&str> = keys
-                .iter()
-                .copied()
-                .filter(|k| spec.fields.contains_key(*k))
-                .collect();
+            let listed: Vec<&str> = keys.iter().copied().filter(|k| spec.fields.contains_key(*k)).collect();
             let mut expected = listed.clone();
             expected.sort_by_key(|k| spec.fields.get_index_of(*k));
             if listed != expected {
-                problems.push(format!(
-                    "{kind}: members out of order: {listed:?}, expected {expected:?}"
-                ));
+                problems.push(format!("{kind}: members out of order: {listed:?}, expected {expected:?}"));
             }
         }
         problems
     }
 }
 
-fn check_fields(
-    fields: &IndexMap<String, Field>,
-    obj: &Map<String, Value>,
-    kind: &str,
-    problems: &mut Vec<String>,
-) {
+fn check_fields(fields: &IndexMap<String, Field>, obj: &Map<String, Value>, kind: &str, problems: &mut Vec<String>) {
     for (name, field) in fields {
         match obj.get(name) {
-            None if field.required => {
-                problems.push(format!("{kind}: missing required field \"{name}\""))
-            }
+            None if field.required => problems.push(format!("{kind}: missing required field \"{name}\"")),
             None => {}
             Some(Value::Null) if field.nullable => {}
             Some(v) => {
@@ -273,12 +238,8 @@ fn check_fields(
 fn check_value(field: &Field, v: &Value) -> Result<(), String> {
     let ok = match field.ty {
         FieldType::String => v.is_string(),
-        FieldType::Digits => v
-            .as_str()
-            .is_some_and(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())),
-        FieldType::IntString => v
-            .as_str()
-            .is_some_and(|s| s.parse::<i64>().is_ok() && !s.starts_with('+')),
+        FieldType::Digits => v.as_str().is_some_and(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())),
+        FieldType::IntString => v.as_str().is_some_and(|s| s.parse::<i64>().is_ok() && !s.starts_with('+')),
         FieldType::BoolString => matches!(v.as_str(), Some("true" | "false")),
         FieldType::Integer => v.is_i64() || v.is_u64(),
         FieldType::Number => v.is_number(),
@@ -364,35 +325,19 @@ impl<'c> StreamCheck<'c> {
         for p in self.contract.check_line(&value) {
             self.problems.push((n, p));
         }
-        let Some(kind) = value
-            .get(&self.contract.type_field)
-            .and_then(Value::as_str)
-            .map(str::to_string)
-        else {
+        let Some(kind) = value.get(&self.contract.type_field).and_then(Value::as_str).map(str::to_string) else {
             return;
         };
         if self.first_kind.is_none() {
             self.first_kind = Some(kind.clone());
         }
         if let Some(t) = self.terminal_line {
-            self.problems.push((
-                n,
-                format!("\"{kind}\" after the terminal record (line {t})"),
-            ));
+            self.problems.push((n, format!("\"{kind}\" after the terminal record (line {t})")));
         }
-        let is_terminal = self
-            .contract
-            .terminal
-            .as_ref()
-            .is_some_and(|t| t.kind == kind);
+        let is_terminal = self.contract.terminal.as_ref().is_some_and(|t| t.kind == kind);
         for (i, rule) in self.contract.rules.iter().enumerate() {
             match rule {
-                Rule::IdsSeenEarlier {
-                    kind: k,
-                    field,
-                    earlier_kind,
-                    earlier_field,
-                } => {
+                Rule::IdsSeenEarlier { kind: k, field, earlier_kind, earlier_field } => {
                     if *earlier_kind == kind {
                         if let Some(id) = value.get(earlier_field).and_then(Value::as_str) {
                             self.seen_ids.insert(format!("{earlier_kind}\u{0}{id}"));
@@ -401,58 +346,30 @@ impl<'c> StreamCheck<'c> {
                     if *k == kind {
                         let id = value.get(field).and_then(Value::as_str).unwrap_or("");
                         if !self.seen_ids.contains(&format!("{earlier_kind}\u{0}{id}")) {
-                            self.problems.push((
-                                n,
-                                format!("{kind}.{field} \"{id}\" names no earlier {earlier_kind}"),
-                            ));
+                            self.problems.push((n, format!("{kind}.{field} \"{id}\" names no earlier {earlier_kind}")));
                         }
                     }
                 }
                 Rule::NoneAfter { after, kinds } => {
                     if self.seen_kinds.contains(after) && kinds.contains(&kind) {
+                        self.problems.push((n, format!("\"{kind}\" after \"{after}\"")));
+                    }
+                }
+                Rule::TerminalAfter { after, field, value: want } => {
+                    if is_terminal && self.seen_kinds.contains(after) && value.get(field) != Some(want) {
+                        self.problems.push((n, format!("after \"{after}\" the terminal's {field} must be {want}")));
+                    }
+                }
+                Rule::TerminalNeeds { field, value: want, kind: needed } => {
+                    if is_terminal && value.get(field) == Some(want) && !self.seen_kinds.contains(needed) {
                         self.problems
-                            .push((n, format!("\"{kind}\" after \"{after}\"")));
+                            .push((n, format!("a terminal with {field} {want} needs an earlier \"{needed}\"")));
                     }
                 }
-                Rule::TerminalAfter {
-                    after,
-                    field,
-                    value: want,
-                } => {
-                    if is_terminal
-                        && self.seen_kinds.contains(after)
-                        && value.get(field) != Some(want)
-                    {
-                        self.problems.push((
-                            n,
-                            format!("after \"{after}\" the terminal's {field} must be {want}"),
-                        ));
-                    }
-                }
-                Rule::TerminalNeeds {
-                    field,
-                    value: want,
-                    kind: needed,
-                } => {
-                    if is_terminal
-                        && value.get(field) == Some(want)
-                        && !self.seen_kinds.contains(needed)
-                    {
-                        self.problems.push((
-                            n,
-                            format!("a terminal with {field} {want} needs an earlier \"{needed}\""),
-                        ));
-                    }
-                }
-                Rule::TerminalSums {
-                    field,
-                    of_kind,
-                    of_field,
-                } => {
+                Rule::TerminalSums { field, of_kind, of_field } => {
                     if *of_kind == kind {
-                        if let crate::json::Count::Value(x) = value
-                            .get(of_field)
-                            .map_or(crate::json::Count::Absent, crate::json::count)
+                        if let crate::json::Count::Value(x) =
+                            value.get(of_field).map_or(crate::json::Count::Absent, crate::json::count)
                         {
                             self.sums[i] += x;
                         }
@@ -460,7 +377,13 @@ impl<'c> StreamCheck<'c> {
                     if is_terminal {
                         let got = path(&value, field).and_then(Value::as_u64);
                         if got != Some(self.sums[i]) {
-                            self.problems.push((n, format!("{field} is {got:?}, but the {of_kind}.{of_field} written add up to {}", self.sums[i])));
+                            self.problems.push((
+                                n,
+                                format!(
+                                    "{field} is {got:?}, but the {of_kind}.{of_field} written add up to {}",
+                                    self.sums[i]
+                                ),
+                            ));
                         }
                     }
                 }
@@ -477,15 +400,13 @@ impl<'c> StreamCheck<'c> {
     pub fn finish(mut self) -> Vec<(u64, String)> {
         if let Some(t) = &self.contract.terminal {
             if self.terminal_line.is_none() {
-                self.problems
-                    .push((0, format!("no terminal \"{}\" record", t.kind)));
+                self.problems.push((0, format!("no terminal \"{}\" record", t.kind)));
             }
         }
         for rule in &self.contract.rules {
             if let Rule::First { kind } = rule {
                 if self.first_kind.as_deref().is_some_and(|f| f != kind) {
-                    self.problems
-                        .push((1, format!("the first line must be \"{kind}\"")));
+                    self.problems.push((1, format!("the first line must be \"{kind}\"")));
                 }
             }
         }

@@ -234,27 +234,17 @@ pub struct ToolDraft {
 pub struct Arguments {
     #[serde(default, rename = "arguments", skip_serializing_if = "Option::is_none")]
     pub value: Option<Value>,
-    #[serde(
-        default,
-        rename = "arguments_text",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, rename = "arguments_text", skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
 }
 
 impl Arguments {
     pub fn value(v: Value) -> Self {
-        Arguments {
-            value: Some(v),
-            text: None,
-        }
+        Arguments { value: Some(v), text: None }
     }
 
     pub fn text(t: impl Into<String>) -> Self {
-        Arguments {
-            value: None,
-            text: Some(t.into()),
-        }
+        Arguments { value: None, text: Some(t.into()) }
     }
 
     /// JSON text that the source wrote as text: parsed when it is JSON, kept as text otherwise.
@@ -302,17 +292,7 @@ pub struct ToolCall {
 }
 
 /// How a tool call ended.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    strum::EnumString,
-    strum::IntoStaticStr,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::EnumString, strum::IntoStaticStr)]
 #[serde(rename_all = "snake_case")]
 #[strum(serialize_all = "snake_case")]
 pub enum ToolStatus {
@@ -582,16 +562,8 @@ mod tests {
 
     #[test]
     fn cumulative_snapshots_subtract_and_never_go_negative() {
-        let a = Tokens {
-            input: Some(100),
-            output: Some(10),
-            ..Tokens::default()
-        };
-        let b = Tokens {
-            input: Some(150),
-            output: Some(5),
-            ..Tokens::default()
-        };
+        let a = Tokens { input: Some(100), output: Some(10), ..Tokens::default() };
+        let b = Tokens { input: Some(150), output: Some(5), ..Tokens::default() };
         let d = b.since(&a);
         assert_eq!(d.input, Some(50));
         assert_eq!(d.output, Some(0));
@@ -600,20 +572,9 @@ mod tests {
 
     #[test]
     fn effective_total_falls_back_to_input_plus_output() {
-        let t = Tokens {
-            input: Some(7),
-            output: Some(3),
-            ..Tokens::default()
-        };
+        let t = Tokens { input: Some(7), output: Some(3), ..Tokens::default() };
         assert_eq!(t.effective_total(), Some(10));
-        assert_eq!(
-            Tokens {
-                total: Some(99),
-                ..t
-            }
-            .effective_total(),
-            Some(99)
-        );
+        assert_eq!(Tokens { total: Some(99), ..t }.effective_total(), Some(99));
         assert_eq!(Tokens::default().effective_total(), None);
     }
 

@@ -80,11 +80,7 @@ impl<R: Read> Lines<R> {
                 Some(i) => (&avail[..=i], true),
                 None => (avail, false),
             };
-            let body = if done {
-                &chunk[..chunk.len() - 1]
-            } else {
-                chunk
-            };
+            let body = if done { &chunk[..chunk.len() - 1] } else { chunk };
             len += body.len();
             if len <= self.max {
                 self.buf.extend_from_slice(body);
@@ -148,15 +144,7 @@ mod tests {
     #[test]
     fn bom_crlf_blank_and_a_last_line_without_newline() {
         let got = frames(b"\xEF\xBB\xBF{\"a\":1}\r\n\r\n  \n{\"b\":2}", 100);
-        assert_eq!(
-            got,
-            vec![
-                "1:Text(\"{\\\"a\\\":1}\")",
-                "2:Blank",
-                "3:Blank",
-                "4:Text(\"{\\\"b\\\":2}\")"
-            ]
-        );
+        assert_eq!(got, vec!["1:Text(\"{\\\"a\\\":1}\")", "2:Blank", "3:Blank", "4:Text(\"{\\\"b\\\":2}\")"]);
     }
 
     #[test]
@@ -181,9 +169,6 @@ mod tests {
     fn the_digest_covers_every_byte_read() {
         let mut lines = Lines::new(&b"abc"[..], 100);
         while lines.next_frame().unwrap().is_some() {}
-        assert_eq!(
-            lines.digest(),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-        );
+        assert_eq!(lines.digest(), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     }
 }

@@ -21,11 +21,7 @@ pub enum Layout {
 struct SpacedFormatter;
 
 impl Formatter for SpacedFormatter {
-    fn begin_array_value<W: ?Sized + io::Write>(
-        &mut self,
-        w: &mut W,
-        first: bool,
-    ) -> io::Result<()> {
+    fn begin_array_value<W: ?Sized + io::Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
         if first {
             Ok(())
         } else {
@@ -33,11 +29,7 @@ impl Formatter for SpacedFormatter {
         }
     }
 
-    fn begin_object_key<W: ?Sized + io::Write>(
-        &mut self,
-        w: &mut W,
-        first: bool,
-    ) -> io::Result<()> {
+    fn begin_object_key<W: ?Sized + io::Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
         if first {
             Ok(())
         } else {
@@ -55,14 +47,8 @@ impl Formatter for SpacedFormatter {
 pub fn write_line(out: &mut Vec<u8>, value: &impl Serialize, layout: Layout) {
     // Writing to a Vec cannot fail, and our values have string keys only.
     let result = match layout {
-        Layout::Compact => value.serialize(&mut serde_json::Serializer::with_formatter(
-            &mut *out,
-            CompactFormatter,
-        )),
-        Layout::Spaced => value.serialize(&mut serde_json::Serializer::with_formatter(
-            &mut *out,
-            SpacedFormatter,
-        )),
+        Layout::Compact => value.serialize(&mut serde_json::Serializer::with_formatter(&mut *out, CompactFormatter)),
+        Layout::Spaced => value.serialize(&mut serde_json::Serializer::with_formatter(&mut *out, SpacedFormatter)),
     };
     debug_assert!(result.is_ok());
     out.push(b'\n');
@@ -199,10 +185,7 @@ mod tests {
     fn non_ascii_is_written_raw_and_controls_are_escaped() {
         let mut out = Vec::new();
         write_line(&mut out, &json!({"t": "é🙂\u{1}\n\"<"}), Layout::Compact);
-        assert_eq!(
-            String::from_utf8(out).unwrap(),
-            "{\"t\":\"é🙂\\u0001\\n\\\"<\"}\n"
-        );
+        assert_eq!(String::from_utf8(out).unwrap(), "{\"t\":\"é🙂\\u0001\\n\\\"<\"}\n");
     }
 
     #[test]

@@ -82,10 +82,7 @@ fn detect_command(file: Option<PathBuf>) -> u8 {
     match detect(input) {
         Ok(d) => write_out(format!("{d}\n").as_bytes()),
         Err(why) => {
-            eprintln!(
-                "agentgate: {}: cannot tell the dialect: {why}",
-                display(&path)
-            );
+            eprintln!("agentgate: {}: cannot tell the dialect: {why}", display(&path));
             status::UNDECIDED
         }
     }
@@ -105,11 +102,7 @@ fn run(args: &Translate) -> u8 {
     opts.strict = args.strict;
     opts.max_line_bytes = args.max_line_bytes;
 
-    let files = if args.files.is_empty() {
-        vec![PathBuf::from("-")]
-    } else {
-        args.files.clone()
-    };
+    let files = if args.files.is_empty() { vec![PathBuf::from("-")] } else { args.files.clone() };
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let mut code = status::OK;
@@ -140,16 +133,11 @@ fn run(args: &Translate) -> u8 {
         };
         if args.report {
             let from = summary.source.map_or("unknown", Dialect::name);
-            eprintln!(
-                "agentgate: {name}: report ({from} to {to}): {}",
-                summary.report
-            );
+            eprintln!("agentgate: {name}: report ({from} to {to}): {}", summary.report);
         }
         match summary.stopped {
             None => {}
-            Some(Stop::Strict(_) | Stop::Fatal(_) | Stop::Undetected(_)) => {
-                code = code.max(status::DATA)
-            }
+            Some(Stop::Strict(_) | Stop::Fatal(_) | Stop::Undetected(_)) => code = code.max(status::DATA),
             Some(Stop::Read(_)) => code = code.max(status::IO),
         }
         if args.strict && code == status::DATA {

@@ -95,16 +95,15 @@ pub struct Normalizer {
     message_text: String,
     last_error: Option<String>,
     terminal_done: bool,
+    /// A record of the current line came after the terminal and was reported.
+    flagged_line: bool,
     diagnostics: Vec<String>,
 }
 
 impl Normalizer {
     pub fn new(source: Dialect) -> Self {
         Normalizer {
-            ctx: Context {
-                source: Some(source),
-                ..Context::default()
-            },
+            ctx: Context { source: Some(source), ..Context::default() },
             open: IndexMap::new(),
             calls: 0,
             round_calls: 0,
@@ -113,12 +112,15 @@ impl Normalizer {
             message_text: String::new(),
             last_error: None,
             terminal_done: false,
+            flagged_line: false,
             diagnostics: Vec::new(),
         }
     }
 
-    /// Problems noticed since the last call (a second terminal record, records after it).
+    /// Problems noticed since the last call (a second terminal record, records after it). Call
+    /// it after each input line.
     pub fn take_diagnostics(&mut self) -> Vec<String> {
+        self.flagged_line = false;
         std::mem::take(&mut self.diagnostics)
     }
 
@@ -137,12 +139,21 @@ impl Normalizer {
     /// Passes one record through to the encoder.
     pub fn process(&mut self, mut rec: Record, enc: &mut dyn Encode, sink: &mut Sink<'_>) -> Fate {
         if self.terminal_done {
+            // One diagnostic per line: a line that decodes to several records after the
+            // terminal (a localcode result is a final answer and a terminal) is named once.
             let kind = rec.event.kind();
-            self.diagnostics.push(if kind == "terminal" {
+            let message = if kind == "terminal" {
                 "a second terminal record; the first one stands and this one is dropped".into()
             } else {
                 format!("a {kind} record after the terminal record; dropped")
-            });
+            };
+            if self.flagged_line && kind == "terminal" {
+                self.diagnostics.pop();
+            }
+            if !self.flagged_line || kind == "terminal" {
+                self.diagnostics.push(message);
+            }
+            self.flagged_line = true;
             sink.report.dropped_kind(&format!("{kind} after terminal"));
             return Fate::Dropped;
         }
@@ -164,27 +175,16 @@ impl Normalizer {
                 self.round_calls = 0;
                 self.message_text.clear();
             }
-            Event::TurnEnd { .. } | Event::RoundStart { .. } | Event::RoundEnd { .. } => {
-                self.round_calls = 0
-            }
+            Event::TurnEnd { .. } | Event::RoundStart { .. } | Event::RoundEnd { .. } => self.round_calls = 0,
             Event::TextStart => self.message_text.clear(),
             Event::TextDelta { text, .. } => self.message_text.push_str(text),
-            Event::TextReplace { text } | Event::TextEnd { text: Some(text) } => {
-                self.message_text.clone_from(text)
-            }
+            Event::TextReplace { text } | Event::TextEnd { text: Some(text) } => self.message_text.clone_from(text),
             Event::ToolCall(call) => {
                 self.calls += 1;
-                let id = call
-                    .id
-                    .get_or_insert_with(|| format!("call-{}", self.calls))
-                    .clone();
+                let id = call.id.get_or_insert_with(|| format!("call-{}", self.calls)).clone();
                 let index = call.index.unwrap_or(self.round_calls);
                 self.round_calls += 1;
-                self.ctx.call = CallView {
-                    index: Some(index),
-                    name: Some(call.name.clone()),
-                    ..CallView::default()
-                };
+                self.ctx.call = CallView { index: Some(index), name: Some(call.name.clone()), ..CallView::default() };
                 self.message_text.clear();
                 self.open.insert(
                     id,
@@ -196,11 +196,7 @@ impl Normalizer {
                     },
                 );
             }
-            Event::ToolOutput {
-                id,
-                text,
-                accumulated,
-            } => {
+            Event::ToolOutput { id, text, accumulated } => {
                 let key = id.clone().or_else(|| self.open.keys().last().cloned());
                 if let Some(call) = key.and_then(|k| self.open.get_mut(&k)) {
                     if *accumulated {
@@ -215,9 +211,7 @@ impl Normalizer {
                 let found = match (&r.id, r.index, r.name.as_deref()) {
                     (Some(id), _, _) => self.open.get_index_of(id),
                     (None, Some(i), _) => self.open.values().rposition(|c| c.index == Some(i)),
-                    (None, None, Some(name)) if !name.is_empty() => {
-                        self.open.values().position(|c| c.name == name)
-                    }
+                    (None, None, Some(name)) if !name.is_empty() => self.open.values().position(|c| c.name == name),
                     _ => None,
                 };
                 match found.and_then(|i| self.open.shift_remove_index(i)) {
@@ -309,51 +303,25 @@ impl Normalizer {
 
     /// A terminal record that states more usage than the stream reported: the difference goes
     /// through the ledger as one run-scoped delta, so every target's totals add up.
-    fn reconcile(
-        &mut self,
-        stated: &Tokens,
-        origin: Dialect,
-        enc: &mut dyn Encode,
-        sink: &mut Sink<'_>,
-    ) {
+    fn reconcile(&mut self, stated: &Tokens, origin: Dialect, enc: &mut dyn Encode, sink: &mut Sink<'_>) {
         let mut gap = stated.since(&self.ctx.totals);
         if gap.total.is_none() {
-            gap.total = stated
-                .effective_total()
-                .map(|t| t.saturating_sub(self.ctx.totals.total.unwrap_or(0)));
+            gap.total = stated.effective_total().map(|t| t.saturating_sub(self.ctx.totals.total.unwrap_or(0)));
         }
-        let gained = [
-            gap.input,
-            gap.output,
-            gap.cache_read,
-            gap.cache_write,
-            gap.reasoning,
-            gap.total,
-        ]
-        .iter()
-        .any(|v| v.unwrap_or(0) > 0);
+        let gained = [gap.input, gap.output, gap.cache_read, gap.cache_write, gap.reasoning, gap.total]
+            .iter()
+            .any(|v| v.unwrap_or(0) > 0);
         if !gained {
             return;
         }
-        let usage = Usage {
-            scope: Scope::Run,
-            basis: Basis::Delta,
-            final_: true,
-            of: None,
-            model: None,
-            tokens: gap,
-        };
+        let usage = Usage { scope: Scope::Run, basis: Basis::Delta, final_: true, of: None, model: None, tokens: gap };
         self.account(&usage);
         sink.report.synthesized("usage");
         enc.encode(&Record::new(origin, Event::Usage(usage)), &self.ctx, sink);
     }
 
     fn complete_terminal(&mut self, t: &mut Terminal) {
-        t.usage = if self.ctx.totals.is_empty() {
-            None
-        } else {
-            Some(self.ctx.totals)
-        };
+        t.usage = if self.ctx.totals.is_empty() { None } else { Some(self.ctx.totals) };
         if t.error.is_none() && t.outcome == Outcome::Failed {
             t.error = self.last_error.clone();
         }
@@ -389,13 +357,7 @@ mod tests {
 
     impl Encode for Spy {
         fn encode(&mut self, record: &Record, ctx: &Context, _: &mut Sink<'_>) -> Fate {
-            self.seen.push((
-                record.event.clone(),
-                ctx.delta,
-                ctx.totals,
-                ctx.matched,
-                ctx.call.clone(),
-            ));
+            self.seen.push((record.event.clone(), ctx.delta, ctx.totals, ctx.matched, ctx.call.clone()));
             Fate::Written
         }
     }
@@ -405,10 +367,7 @@ mod tests {
         let mut spy = Spy::default();
         let mut out = Vec::new();
         let mut report = Report::default();
-        let mut sink = Sink {
-            out: &mut out,
-            report: &mut report,
-        };
+        let mut sink = Sink { out: &mut out, report: &mut report };
         for e in events {
             n.process(Record::new(Dialect::Canonical, e), &mut spy, &mut sink);
         }
@@ -423,11 +382,7 @@ mod tests {
             final_: true,
             of: Some(of.into()),
             model: None,
-            tokens: Tokens {
-                input: Some(input),
-                output: Some(output),
-                ..Tokens::default()
-            },
+            tokens: Tokens { input: Some(input), output: Some(output), ..Tokens::default() },
         })
     }
 
@@ -446,22 +401,13 @@ mod tests {
             usage(Basis::Delta, Scope::Round, "", 25, 1),
         ]);
         let (snapshots, _) = run(vec![
-            Event::TurnStart {
-                id: Some("t1".into()),
-            },
+            Event::TurnStart { id: Some("t1".into()) },
             usage(Basis::Cumulative, Scope::Turn, "t1", 100, 10),
             usage(Basis::Cumulative, Scope::Turn, "t1", 150, 15),
-            Event::TurnStart {
-                id: Some("t2".into()),
-            },
+            Event::TurnStart { id: Some("t2".into()) },
             usage(Basis::Cumulative, Scope::Turn, "t2", 25, 1),
         ]);
-        let want = Tokens {
-            input: Some(175),
-            output: Some(16),
-            total: Some(191),
-            ..Tokens::default()
-        };
+        let want = Tokens { input: Some(175), output: Some(16), total: Some(191), ..Tokens::default() };
         assert_eq!(terminal_usage(&deltas), want);
         assert_eq!(terminal_usage(&snapshots), want);
     }
@@ -479,15 +425,8 @@ mod tests {
     #[test]
     fn a_terminal_stating_more_than_the_stream_reported_adds_the_gap_once() {
         let mut t = Terminal::new(Outcome::Completed);
-        t.usage = Some(Tokens {
-            input: Some(300),
-            output: Some(30),
-            ..Tokens::default()
-        });
-        let (spy, report) = run(vec![
-            usage(Basis::Delta, Scope::Round, "", 100, 10),
-            Event::Terminal(t),
-        ]);
+        t.usage = Some(Tokens { input: Some(300), output: Some(30), ..Tokens::default() });
+        let (spy, report) = run(vec![usage(Basis::Delta, Scope::Round, "", 100, 10), Event::Terminal(t)]);
         let gap = &spy.seen[1];
         assert!(matches!(gap.0, Event::Usage(_)));
         assert_eq!(gap.1.input, Some(200));
@@ -498,11 +437,7 @@ mod tests {
     #[test]
     fn results_are_matched_by_id_not_by_arrival_order() {
         let call = |id: &str, name: &str| {
-            Event::ToolCall(crate::event::ToolCall {
-                id: Some(id.into()),
-                name: name.into(),
-                ..Default::default()
-            })
+            Event::ToolCall(crate::event::ToolCall { id: Some(id.into()), name: name.into(), ..Default::default() })
         };
         let result = |id: &str| {
             Event::ToolResult(crate::event::ToolResult {
@@ -515,30 +450,15 @@ mod tests {
                 arguments: Arguments::default(),
             })
         };
-        let (spy, _) = run(vec![
-            call("a", "read"),
-            call("b", "bash"),
-            result("b"),
-            result("a"),
-        ]);
-        let names: Vec<_> = spy.seen[2..4]
-            .iter()
-            .map(|s| (s.4.name.clone().unwrap(), s.3))
-            .collect();
-        assert_eq!(
-            names,
-            vec![("bash".to_string(), true), ("read".to_string(), true)]
-        );
+        let (spy, _) = run(vec![call("a", "read"), call("b", "bash"), result("b"), result("a")]);
+        let names: Vec<_> = spy.seen[2..4].iter().map(|s| (s.4.name.clone().unwrap(), s.3)).collect();
+        assert_eq!(names, vec![("bash".to_string(), true), ("read".to_string(), true)]);
     }
 
     #[test]
     fn calls_without_ids_get_deterministic_ones_and_results_match_by_index() {
         let call = |i: u64| {
-            Event::ToolCall(crate::event::ToolCall {
-                index: Some(i),
-                name: format!("t{i}"),
-                ..Default::default()
-            })
+            Event::ToolCall(crate::event::ToolCall { index: Some(i), name: format!("t{i}"), ..Default::default() })
         };
         let result = |i: u64| {
             Event::ToolResult(crate::event::ToolResult {
@@ -565,21 +485,9 @@ mod tests {
 
     #[test]
     fn a_stream_without_a_terminal_gets_exactly_one_incomplete_terminal() {
-        let (spy, report) = run(vec![Event::TextDelta {
-            text: "partial".into(),
-            chars: None,
-        }]);
-        let terminals: Vec<_> = spy
-            .seen
-            .iter()
-            .filter_map(|(e, ..)| {
-                if let Event::Terminal(t) = e {
-                    Some(t)
-                } else {
-                    None
-                }
-            })
-            .collect();
+        let (spy, report) = run(vec![Event::TextDelta { text: "partial".into(), chars: None }]);
+        let terminals: Vec<_> =
+            spy.seen.iter().filter_map(|(e, ..)| if let Event::Terminal(t) = e { Some(t) } else { None }).collect();
         assert_eq!(terminals.len(), 1);
         assert_eq!(terminals[0].outcome, Outcome::Incomplete);
         assert_eq!(terminals[0].reason.as_deref(), Some(ENDED_EARLY));
@@ -593,16 +501,10 @@ mod tests {
         let mut n = Normalizer::new(Dialect::Canonical);
         let mut spy = Spy::default();
         let (mut out, mut report) = (Vec::new(), Report::default());
-        let mut sink = Sink {
-            out: &mut out,
-            report: &mut report,
-        };
+        let mut sink = Sink { out: &mut out, report: &mut report };
         for _ in 0..2 {
             n.process(
-                Record::new(
-                    Dialect::Canonical,
-                    Event::Terminal(Terminal::new(Outcome::Completed)),
-                ),
+                Record::new(Dialect::Canonical, Event::Terminal(Terminal::new(Outcome::Completed))),
                 &mut spy,
                 &mut sink,
             );

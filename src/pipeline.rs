@@ -10,7 +10,7 @@ use std::io::{self, Read, Write};
 
 use serde_json::{Map, Value};
 
-use crate::dialect::{Decode, Detector, Dialect, Encode, Record, Sink};
+use crate::dialect::{Decode, Decoded, Detector, Dialect, Encode, Sink, Sniff};
 use crate::event::Event;
 use crate::framing::{Frame, Lines, DEFAULT_MAX_LINE_BYTES};
 use crate::normalize::Normalizer;
@@ -34,12 +34,7 @@ pub struct Options {
 
 impl Options {
     pub fn new(from: Option<Dialect>, to: Dialect) -> Self {
-        Options {
-            from,
-            to,
-            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
-            strict: false,
-        }
+        Options { from, to, max_line_bytes: DEFAULT_MAX_LINE_BYTES, strict: false }
     }
 }
 
@@ -116,10 +111,7 @@ pub fn translate<R: Read, W: Write>(
                 // Nothing but blank lines: any decoder reads that.
                 Err(_) if held.iter().all(|(_, h)| matches!(h, Held::Blank)) => Some(opts.to),
                 Err(why) => {
-                    diag(Diagnostic {
-                        line: 0,
-                        message: format!("cannot tell the input's dialect: {why}"),
-                    });
+                    diag(Diagnostic { line: 0, message: format!("cannot tell the input's dialect: {why}") });
                     stopped = Some(Stop::Undetected(why));
                     None
                 }
@@ -139,10 +131,7 @@ pub fn translate<R: Read, W: Write>(
             Ok(Some((n, frame))) => (n, Held::from(frame)),
             Ok(None) => break,
             Err(e) => {
-                diag(Diagnostic {
-                    line: lines.number() + 1,
-                    message: format!("cannot read the input: {e}"),
-                });
+                diag(Diagnostic { line: lines.number() + 1, message: format!("cannot read the input: {e}") });
                 stopped = Some(Stop::Read(e.to_string()));
                 break;
             }
@@ -159,11 +148,7 @@ pub fn translate<R: Read, W: Write>(
     });
     run.finish(why, &lines, diag);
     run.flush(output, true)?;
-    Ok(Summary {
-        report: run.report,
-        source,
-        stopped,
-    })
+    Ok(Summary { report: run.report, source, stopped })
 }
 
 /// The state of one translation between lines.
@@ -172,7 +157,7 @@ struct Run<'o> {
     decoder: Option<Box<dyn Decode>>,
     encoder: Box<dyn Encode>,
     norm: Normalizer,
-    records: Vec<Record>,
+    decoded: Decoded,
     out: Vec<u8>,
     report: Report,
 }
@@ -184,20 +169,14 @@ impl<'o> Run<'o> {
             decoder: source.map(Dialect::decoder),
             encoder: opts.to.encoder(),
             norm: Normalizer::new(source.unwrap_or(opts.to)),
-            records: Vec::new(),
+            decoded: Decoded::default(),
             out: Vec::with_capacity(OUT_BLOCK * 2),
             report: Report::default(),
         }
     }
 
     /// Translates one line; `Some` when the stream must stop here.
-    fn line<R: Read>(
-        &mut self,
-        n: u64,
-        h: Held,
-        lines: &Lines<R>,
-        diag: &mut dyn FnMut(Diagnostic),
-    ) -> Option<Stop> {
+    fn line<R: Read>(&mut self, n: u64, h: Held, lines: &Lines<R>, diag: &mut dyn FnMut(Diagnostic)) -> Option<Stop> {
         self.report.lines += 1;
         let mut bad = |report: &mut Report, message: String| {
             report.bad += 1;
@@ -220,21 +199,21 @@ impl<'o> Run<'o> {
             self.report.dropped += 1;
             return None;
         };
-        self.records.clear();
-        if let Err(e) = decoder.decode(m, &mut self.records) {
+        self.decoded.clear();
+        if let Err(e) = decoder.decode(m, &mut self.decoded) {
             let d = bad(&mut self.report, e.message);
-            return if e.fatal {
-                Some(Stop::Fatal(d))
-            } else {
-                self.opts.strict.then_some(Stop::Strict(d))
-            };
+            return if e.fatal { Some(Stop::Fatal(d)) } else { self.opts.strict.then_some(Stop::Strict(d)) };
         }
-        let mut sink = Sink {
-            out: &mut self.out,
-            report: &mut self.report,
-        };
+        if let Some(message) = self.foreign() {
+            let d = bad(&mut self.report, message);
+            return self.opts.strict.then_some(Stop::Strict(d));
+        }
+        for message in self.decoded.warnings.drain(..) {
+            diag(Diagnostic { line: n, message });
+        }
+        let mut sink = Sink { out: &mut self.out, report: &mut self.report };
         let mut fate: Option<Fate> = None;
-        for rec in self.records.drain(..) {
+        for rec in self.decoded.records.drain(..) {
             if matches!(rec.event, Event::Terminal(_)) {
                 self.norm.set_input_digest(lines.digest());
             }
@@ -243,11 +222,7 @@ impl<'o> Run<'o> {
                     sink.report.dropped_field(rec.event.kind(), k);
                 }
             }
-            fate = fate.max(Some(self.norm.process(
-                rec,
-                self.encoder.as_mut(),
-                &mut sink,
-            )));
+            fate = fate.max(Some(self.norm.process(rec, self.encoder.as_mut(), &mut sink)));
         }
         self.report.line(fate);
         for message in self.norm.take_diagnostics() {
@@ -256,18 +231,27 @@ impl<'o> Run<'o> {
         None
     }
 
+    /// A line the source dialect does not know but another dialect claims is not an unknown
+    /// event of the source: it does not belong in this stream.
+    fn foreign(&self) -> Option<String> {
+        let source = self.norm.context().source?;
+        let [rec] = self.decoded.records.as_slice() else { return None };
+        let Event::Extension { line: Value::Object(line) } = &rec.event else { return None };
+        if rec.origin != source {
+            return None;
+        }
+        let kind = line.get("type").and_then(Value::as_str).unwrap_or("");
+        if source.contract().kinds.contains_key(kind) {
+            return None;
+        }
+        let other = Dialect::all().find(|d| *d != source && d.sniff(line) == Sniff::Yes)?;
+        Some(format!("\"{kind}\" is a {other} record, not {source}; skipped"))
+    }
+
     /// Ends the run with its terminal record.
-    fn finish<R: Read>(
-        &mut self,
-        why: Option<String>,
-        lines: &Lines<R>,
-        diag: &mut dyn FnMut(Diagnostic),
-    ) {
+    fn finish<R: Read>(&mut self, why: Option<String>, lines: &Lines<R>, diag: &mut dyn FnMut(Diagnostic)) {
         self.norm.set_input_digest(lines.digest());
-        let mut sink = Sink {
-            out: &mut self.out,
-            report: &mut self.report,
-        };
+        let mut sink = Sink { out: &mut self.out, report: &mut self.report };
         self.norm.finish(why, self.encoder.as_mut(), &mut sink);
         for message in self.norm.take_diagnostics() {
             diag(Diagnostic { line: 0, message });
@@ -298,9 +282,9 @@ impl From<Frame<'_>> for Held {
     fn from(f: Frame<'_>) -> Self {
         match f {
             Frame::Blank => Held::Blank,
-            Frame::TooLong(n) => Held::Bad(format!(
-                "line is {n} bytes, longer than the limit; skipped (see --max-line-bytes)"
-            )),
+            Frame::TooLong(n) => {
+                Held::Bad(format!("line is {n} bytes, longer than the limit; skipped (see --max-line-bytes)"))
+            }
             Frame::NotUtf8(at) => Held::Bad(format!("not valid UTF-8 (bad byte at offset {at})")),
             Frame::Text(s) => match serde_json::from_str::<Value>(s) {
                 Ok(Value::Object(m)) => Held::Object(m),
@@ -326,8 +310,7 @@ fn kind_of(v: &Value) -> &'static str {
 pub fn translate_bytes(input: &[u8], opts: &Options) -> (Vec<u8>, Summary, Vec<Diagnostic>) {
     let mut out = Vec::new();
     let mut diags = Vec::new();
-    let summary = translate(input, &mut out, opts, &mut |d| diags.push(d))
-        .expect("writing to memory cannot fail");
+    let summary = translate(input, &mut out, opts, &mut |d| diags.push(d)).expect("writing to memory cannot fail");
     (out, summary, diags)
 }
 
@@ -337,9 +320,7 @@ pub fn detect<R: Read>(input: R) -> Result<Dialect, String> {
     let mut detector = Detector::default();
     let mut seen = 0;
     while seen < DETECT_LINES {
-        let frame = lines
-            .next_frame()
-            .map_err(|e| format!("cannot read the input: {e}"))?;
+        let frame = lines.next_frame().map_err(|e| format!("cannot read the input: {e}"))?;
         let Some((_, frame)) = frame else { break };
         if let Held::Object(m) = Held::from(frame) {
             seen += 1;

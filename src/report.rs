@@ -54,10 +54,7 @@ impl Report {
     }
 
     pub fn dropped_field(&mut self, kind: &str, field: &str) {
-        *self
-            .dropped_fields
-            .entry(format!("{kind}.{field}"))
-            .or_default() += 1;
+        *self.dropped_fields.entry(format!("{kind}.{field}")).or_default() += 1;
     }
 
     pub fn synthesized(&mut self, what: &str) {

@@ -8,11 +8,7 @@ use agentgate::Dialect;
 
 fn to_adal(canonical: &[Value]) -> Vec<Value> {
     let input: String = canonical.iter().map(|v| format!("{v}\n")).collect();
-    common::values(&common::translate(
-        input.as_bytes(),
-        Dialect::Canonical,
-        Dialect::Adal,
-    ))
+    common::values(&common::translate(input.as_bytes(), Dialect::Canonical, Dialect::Adal))
 }
 
 fn kinds(lines: &[Value]) -> Vec<&str> {
@@ -28,18 +24,14 @@ fn nothing_follows_permission_denied_but_complete_with_exit_code_2() {
         json!({"v": 1, "type": "tool_result", "id": "b", "status": "completed", "output": ""}),
         json!({"v": 1, "type": "terminal", "outcome": "failed"}),
     ]);
-    assert_eq!(
-        kinds(&out),
-        vec!["tool_call", "permission_denied", "complete"]
-    );
+    assert_eq!(kinds(&out), vec!["tool_call", "permission_denied", "complete"]);
     assert_eq!(out[2]["exit_code"], 2);
 }
 
 #[test]
 fn a_failed_run_says_why_in_an_error_event_before_complete() {
-    let out = to_adal(&[
-        json!({"v": 1, "type": "terminal", "outcome": "failed", "error": "auth failed: token expired"}),
-    ]);
+    let out =
+        to_adal(&[json!({"v": 1, "type": "terminal", "outcome": "failed", "error": "auth failed: token expired"})]);
     assert_eq!(kinds(&out), vec!["error", "complete"]);
     assert_eq!(out[0]["message"], "auth failed: token expired");
     assert_eq!(out[1]["exit_code"], 1);
@@ -75,42 +67,19 @@ fn a_result_for_a_call_never_seen_gets_its_call_first() {
 #[test]
 fn ids_are_synthesized_deterministically_for_calls_that_have_none() {
     let input = std::fs::read(common::fixtures().join("localcode/success.jsonl")).unwrap();
-    let a = common::values(&common::translate(
-        &input,
-        Dialect::Localcode,
-        Dialect::Adal,
-    ));
-    let b = common::values(&common::translate(
-        &input,
-        Dialect::Localcode,
-        Dialect::Adal,
-    ));
+    let a = common::values(&common::translate(&input, Dialect::Localcode, Dialect::Adal));
+    let b = common::values(&common::translate(&input, Dialect::Localcode, Dialect::Adal));
     assert_eq!(a, b);
-    let ids: Vec<&str> = a
-        .iter()
-        .filter(|l| l["type"] == "tool_call")
-        .map(|l| l["id"].as_str().unwrap())
-        .collect();
+    let ids: Vec<&str> = a.iter().filter(|l| l["type"] == "tool_call").map(|l| l["id"].as_str().unwrap()).collect();
     assert_eq!(ids, vec!["call-1", "call-2", "call-3", "call-4"]);
-    let session = a.last().unwrap()["session_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    assert_eq!(
-        session.len(),
-        36,
-        "a UUID derived from the input: {session}"
-    );
+    let session = a.last().unwrap()["session_id"].as_str().unwrap().to_string();
+    assert_eq!(session.len(), 36, "a UUID derived from the input: {session}");
     let other = common::values(&common::translate(
         &std::fs::read(common::fixtures().join("localcode/timeout.jsonl")).unwrap(),
         Dialect::Localcode,
         Dialect::Adal,
     ));
-    assert_ne!(
-        other.last().unwrap()["session_id"].as_str().unwrap(),
-        session,
-        "another input, another id"
-    );
+    assert_ne!(other.last().unwrap()["session_id"].as_str().unwrap(), session, "another input, another id");
 }
 
 #[test]
@@ -134,11 +103,7 @@ fn the_older_generation_without_ids_is_matched_by_name() {
         "{\"type\":\"tool_result\",\"name\":\"read_file\",\"status\":\"success\"}\n",
         "{\"type\":\"complete\",\"exit_code\":0,\"session_id\":\"s\",\"model\":\"m\"}\n",
     );
-    let out = common::values(&common::translate(
-        input.as_bytes(),
-        Dialect::Adal,
-        Dialect::Adal,
-    ));
+    let out = common::values(&common::translate(input.as_bytes(), Dialect::Adal, Dialect::Adal));
     let pairs: Vec<(&str, &str)> = out
         .iter()
         .filter(|l| l["type"] != "complete")
@@ -146,12 +111,7 @@ fn the_older_generation_without_ids_is_matched_by_name() {
         .collect();
     assert_eq!(
         pairs,
-        vec![
-            ("tool_call", "call-1"),
-            ("tool_call", "call-2"),
-            ("tool_result", "call-2"),
-            ("tool_result", "call-1")
-        ]
+        vec![("tool_call", "call-1"), ("tool_call", "call-2"), ("tool_result", "call-2"), ("tool_result", "call-1")]
     );
     assert_eq!(out[2]["status"], "failed");
     assert_eq!(out[3]["status"], "completed");

@@ -16,13 +16,7 @@ fn fixture(rel: &str) -> String {
 
 /// Starts agentgate with all three standard streams piped.
 fn spawn(args: &[&str]) -> Child {
-    bin()
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+    bin().args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
 }
 
 fn run_with_stdin(args: &[&str], input: &[u8]) -> Output {
@@ -48,14 +42,7 @@ fn last_json(stdout: &[u8]) -> serde_json::Value {
 #[test]
 fn the_readme_example_translates_an_adal_run_into_a_localcode_result() {
     let out = bin()
-        .args([
-            "--to",
-            "localcode",
-            &format!(
-                "{}/examples/adal-lint-fix.jsonl",
-                env!("CARGO_MANIFEST_DIR")
-            ),
-        ])
+        .args(["--to", "localcode", &format!("{}/examples/adal-lint-fix.jsonl", env!("CARGO_MANIFEST_DIR"))])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
@@ -64,10 +51,7 @@ fn the_readme_example_translates_an_adal_run_into_a_localcode_result() {
     assert_eq!(result["type"], "result");
     assert_eq!(result["status"], "ok");
     assert_eq!(result["exit_code"], 0);
-    assert!(result["final_text"]
-        .as_str()
-        .unwrap()
-        .starts_with("Fixed 1 lint error"));
+    assert!(result["final_text"].as_str().unwrap().starts_with("Fixed 1 lint error"));
 }
 
 #[test]
@@ -76,32 +60,20 @@ fn an_unknown_dialect_is_a_usage_error_that_lists_the_valid_names() {
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
     assert!(
-        err.contains("klingon")
-            && err.contains("localcode")
-            && err.contains("adal")
-            && err.contains("canonical"),
+        err.contains("klingon") && err.contains("localcode") && err.contains("adal") && err.contains("canonical"),
         "{err}"
     );
-    let out = bin()
-        .args(["--from", "nope", "--to", "adal"])
-        .output()
-        .unwrap();
+    let out = bin().args(["--from", "nope", "--to", "adal"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("auto"));
 }
 
 #[test]
 fn a_file_that_cannot_be_opened_is_named_and_exits_66() {
-    let out = bin()
-        .args(["--to", "adal", "/no/such/file.jsonl"])
-        .output()
-        .unwrap();
+    let out = bin().args(["--to", "adal", "/no/such/file.jsonl"]).output().unwrap();
     assert_eq!(out.status.code(), Some(66));
     let err = text(&out.stderr);
-    assert!(
-        err.starts_with("agentgate: /no/such/file.jsonl: cannot open"),
-        "{err}"
-    );
+    assert!(err.starts_with("agentgate: /no/such/file.jsonl: cannot open"), "{err}");
     assert_eq!(err.lines().count(), 1);
 }
 
@@ -116,10 +88,7 @@ fn detect_names_the_dialect_of_each_fixture_folder() {
         assert_eq!(out.status.code(), Some(0), "{file}");
         assert_eq!(text(&out.stdout), format!("{want}\n"));
     }
-    let out = run_with_stdin(
-        &["detect"],
-        b"{\"type\":\"tool_call\",\"id\":\"a\",\"name\":\"x\",\"args\":{}}\n",
-    );
+    let out = run_with_stdin(&["detect"], b"{\"type\":\"tool_call\",\"id\":\"a\",\"name\":\"x\",\"args\":{}}\n");
     assert_eq!(text(&out.stdout), "adal\n");
 }
 
@@ -127,19 +96,11 @@ fn detect_names_the_dialect_of_each_fixture_folder() {
 fn detect_says_why_when_it_cannot_tell() {
     let out = run_with_stdin(&["detect"], b"{\"hello\":1}\n");
     assert_eq!(out.status.code(), Some(1));
-    assert!(
-        text(&out.stderr).contains("cannot tell the dialect"),
-        "{}",
-        text(&out.stderr)
-    );
+    assert!(text(&out.stderr).contains("cannot tell the dialect"), "{}", text(&out.stderr));
     // An error line alone fits both localcode and adal.
     let out = run_with_stdin(&["detect"], b"{\"type\":\"error\",\"message\":\"x\"}\n");
     assert_eq!(out.status.code(), Some(1));
-    assert!(
-        text(&out.stderr).contains("localcode, adal"),
-        "{}",
-        text(&out.stderr)
-    );
+    assert!(text(&out.stderr).contains("localcode, adal"), "{}", text(&out.stderr));
 }
 
 #[test]
@@ -147,12 +108,7 @@ fn dialects_lists_every_dialect_with_a_description() {
     let out = bin().arg("dialects").output().unwrap();
     let listing = text(&out.stdout);
     for name in ["localcode", "adal", "canonical"] {
-        assert!(
-            listing
-                .lines()
-                .any(|l| l.starts_with(name) && l.len() > name.len() + 10),
-            "{listing}"
-        );
+        assert!(listing.lines().any(|l| l.starts_with(name) && l.len() > name.len() + 10), "{listing}");
     }
 }
 
@@ -171,18 +127,9 @@ fn a_bad_line_is_reported_with_file_and_line_and_the_rest_is_still_translated() 
     let err = text(&out.stderr);
     let lines: Vec<&str> = err.lines().collect();
     assert_eq!(lines.len(), 3, "{err}");
-    assert!(
-        lines[0].starts_with("agentgate: <stdin>:2: not JSON"),
-        "{err}"
-    );
-    assert!(
-        lines[1].starts_with("agentgate: <stdin>:3: JSON array, not an object"),
-        "{err}"
-    );
-    assert!(
-        lines[2].starts_with("agentgate: <stdin>:4: object without a \"type\""),
-        "{err}"
-    );
+    assert!(lines[0].starts_with("agentgate: <stdin>:2: not JSON"), "{err}");
+    assert!(lines[1].starts_with("agentgate: <stdin>:3: JSON array, not an object"), "{err}");
+    assert!(lines[2].starts_with("agentgate: <stdin>:4: object without a \"type\""), "{err}");
     let stdout = text(&out.stdout);
     assert_eq!(stdout.lines().count(), 3, "{stdout}");
     assert_eq!(last_json(&out.stdout)["status"], "ok");
@@ -196,10 +143,7 @@ fn strict_makes_the_first_bad_line_fatal_after_writing_the_terminal_record() {
     let result = last_json(&out.stdout);
     assert_eq!(result["type"], "result");
     assert_eq!(result["status"], "incomplete");
-    assert!(
-        result["reason"].as_str().unwrap().contains("line 2"),
-        "{result}"
-    );
+    assert!(result["reason"].as_str().unwrap().contains("line 2"), "{result}");
     assert_eq!(result["final_text"], "");
 }
 
@@ -214,12 +158,7 @@ fn a_bom_crlf_line_endings_and_blank_lines_are_accepted_silently() {
 #[test]
 fn each_file_is_one_run_with_its_own_terminal_record() {
     let out = bin()
-        .args([
-            "--to",
-            "localcode",
-            &fixture("adal/success.jsonl"),
-            &fixture("adal/failed.jsonl"),
-        ])
+        .args(["--to", "localcode", &fixture("adal/success.jsonl"), &fixture("adal/failed.jsonl")])
         .output()
         .unwrap();
     let stdout = text(&out.stdout);
@@ -235,23 +174,15 @@ fn each_file_is_one_run_with_its_own_terminal_record() {
 
 #[test]
 fn report_accounts_for_every_line_and_names_what_was_dropped() {
-    let out = bin()
-        .args([
-            "--to",
-            "adal",
-            "--report",
-            &fixture("localcode/unknown-events.jsonl"),
-        ])
-        .output()
-        .unwrap();
+    let out = bin().args(["--to", "adal", "--report", &fixture("localcode/unknown-events.jsonl")]).output().unwrap();
     let err = text(&out.stderr);
-    assert!(err.contains("report (localcode to adal): 9 lines: 4 translated, 0 passed through, 5 dropped, 0 bad, 0 blank"), "{err}");
-    assert!(err.contains("extension ×1"), "{err}");
-    assert!(err.contains("tool_result.duration_ms ×1"), "{err}");
     assert!(
-        err.contains("synthesized: complete.session_id ×1 tool_call ×1"),
+        err.contains("report (localcode to adal): 9 lines: 4 translated, 0 passed through, 5 dropped, 0 bad, 0 blank"),
         "{err}"
     );
+    assert!(err.contains("extension ×1"), "{err}");
+    assert!(err.contains("tool_result.duration_ms ×1"), "{err}");
+    assert!(err.contains("synthesized: complete.session_id ×1 tool_call ×1"), "{err}");
 }
 
 #[test]
@@ -278,12 +209,7 @@ fn a_live_stream_sees_each_translated_line_before_the_input_ends() {
         // The input stays open: the translation of this line must arrive anyway.
         let got = rx
             .recv_timeout(Duration::from_secs(10))
-            .unwrap_or_else(|_| {
-                panic!(
-                    "no output for input line {} while the input was open",
-                    i + 1
-                )
-            });
+            .unwrap_or_else(|_| panic!("no output for input line {} while the input was open", i + 1));
         let v: serde_json::Value = serde_json::from_str(&got).unwrap();
         assert_eq!(v["type"], ["tool_start", "tool_result", "error"][i]);
     }
@@ -298,7 +224,9 @@ fn a_live_stream_sees_each_translated_line_before_the_input_ends() {
 fn a_reader_that_goes_away_ends_agentgate_quietly() {
     let mut input = String::new();
     for i in 0..50_000 {
-        input.push_str(&format!("{{\"type\":\"tool_call\",\"id\":\"c{i}\",\"name\":\"bash\",\"args\":{{\"command\":\"echo {i}\"}}}}\n"));
+        input.push_str(&format!(
+            "{{\"type\":\"tool_call\",\"id\":\"c{i}\",\"name\":\"bash\",\"args\":{{\"command\":\"echo {i}\"}}}}\n"
+        ));
     }
     let mut child = spawn(&["--to", "localcode"]);
     let mut stdin = child.stdin.take().unwrap();
@@ -310,12 +238,7 @@ fn a_reader_that_goes_away_ends_agentgate_quietly() {
     stdout.read_exact(&mut first).unwrap();
     drop(stdout); // like `| head -1`
     let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
     let status = child.wait().unwrap();
     writer.join().unwrap();
     assert_eq!(err, "", "stderr after a broken pipe");
@@ -324,19 +247,25 @@ fn a_reader_that_goes_away_ends_agentgate_quietly() {
 
 #[test]
 fn a_stream_that_ends_early_gets_one_incomplete_result_with_the_totals_so_far() {
-    let out = bin()
-        .args(["--to", "localcode", &fixture("localcode/truncated.jsonl")])
-        .output()
-        .unwrap();
+    let out = bin().args(["--to", "localcode", &fixture("localcode/truncated.jsonl")]).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     let stdout = text(&out.stdout);
     assert_eq!(stdout.matches("\"type\": \"result\"").count(), 1);
     let result = last_json(&out.stdout);
     assert_eq!(result["status"], "incomplete");
     assert_eq!(result["reason"], "input ended without a terminal record");
-    assert_eq!(
-        result["tokens"],
-        serde_json::json!({"prompt": 600, "completion": 30, "total": 630})
-    );
+    assert_eq!(result["tokens"], serde_json::json!({"prompt": 600, "completion": 30, "total": 630}));
     assert!(text(&out.stderr).contains("truncated.jsonl:8: not JSON"));
+}
+
+#[test]
+fn an_unknown_format_version_exits_65_naming_the_version() {
+    let out = run_with_stdin(&["--to", "localcode"], b"{\"v\":2,\"type\":\"stage\",\"name\":\"x\"}\n{\"v\":2,\"type\":\"stage\",\"name\":\"y\"}\n");
+    assert_eq!(out.status.code(), Some(65));
+    let err = text(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("agentgate: <stdin>:1: canonical format version 2;"), "{err}");
+    let result = last_json(&out.stdout);
+    assert_eq!(result["status"], "incomplete");
+    assert!(result["reason"].as_str().unwrap().contains("version 2"));
 }

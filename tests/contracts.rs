@@ -14,11 +14,7 @@ fn every_contract_parses_and_has_an_entry_for_every_outcome() {
         let c = d.contract();
         assert_eq!(c.dialect, d.name());
         for o in Outcome::iter() {
-            assert!(
-                c.outcomes.contains_key(o.name()),
-                "{d}: no outcome entry for {}",
-                o.name()
-            );
+            assert!(c.outcomes.contains_key(o.name()), "{d}: no outcome entry for {}", o.name());
         }
         assert!(c.terminal.is_some(), "{d}: no terminal record");
     }
@@ -35,10 +31,7 @@ fn every_output_validates_against_its_target_contract() {
                 if case.dialect == target && problem.starts_with("unknown record kind") {
                     continue;
                 }
-                failures.push(format!(
-                    "{} to {target}: line {line}: {problem}",
-                    case.path.display()
-                ));
+                failures.push(format!("{} to {target}: line {line}: {problem}", case.path.display()));
             }
         }
     }
@@ -46,10 +39,7 @@ fn every_output_validates_against_its_target_contract() {
 }
 
 fn problems(dialect: &str, text: &str) -> Vec<String> {
-    check_stream(contract(dialect), text)
-        .into_iter()
-        .map(|(n, p)| format!("{n}: {p}"))
-        .collect()
+    check_stream(contract(dialect), text).into_iter().map(|(n, p)| format!("{n}: {p}")).collect()
 }
 
 #[test]
@@ -60,15 +50,8 @@ fn the_checker_catches_numbers_where_localcode_wants_strings_and_sums_that_do_no
         "{\"type\": \"result\", \"status\": \"ok\", \"exit_code\": 0, \"reason\": \"completed\", \"final_text\": \"\", \"tokens\": {\"prompt\": 11, \"completion\": 2, \"total\": 12}}\n",
     );
     let p = problems("localcode", text);
-    assert!(
-        p.iter().any(|x| x.starts_with("1: tool_start.index")),
-        "{p:?}"
-    );
-    assert!(
-        p.iter()
-            .any(|x| x.starts_with("3: tokens.prompt is Some(11)")),
-        "{p:?}"
-    );
+    assert!(p.iter().any(|x| x.starts_with("1: tool_start.index")), "{p:?}");
+    assert!(p.iter().any(|x| x.starts_with("3: tokens.prompt is Some(11)")), "{p:?}");
     assert_eq!(p.len(), 2, "{p:?}");
 }
 
@@ -77,21 +60,9 @@ fn the_checker_catches_overlong_chunks_key_order_and_a_missing_result() {
     let long = "é".repeat(2001);
     let text = format!("{{\"type\": \"content\", \"chunk\": \"{long}\", \"chars\": \"2001\"}}\n{{\"chars\": \"1\", \"type\": \"content\", \"chunk\": \"x\"}}\n");
     let p = problems("localcode", &text);
-    assert!(
-        p.iter()
-            .any(|x| x.contains("2001 characters, more than the limit of 2000")),
-        "{p:?}"
-    );
-    assert!(
-        p.iter()
-            .any(|x| x.contains("\"type\" is not the first member")),
-        "{p:?}"
-    );
-    assert!(
-        p.iter()
-            .any(|x| x.contains("no terminal \"result\" record")),
-        "{p:?}"
-    );
+    assert!(p.iter().any(|x| x.contains("2001 characters, more than the limit of 2000")), "{p:?}");
+    assert!(p.iter().any(|x| x.contains("\"type\" is not the first member")), "{p:?}");
+    assert!(p.iter().any(|x| x.contains("no terminal \"result\" record")), "{p:?}");
 }
 
 #[test]
@@ -105,18 +76,9 @@ fn the_checker_holds_adal_to_its_ordering_rules() {
     );
     let p = problems("adal", text);
     let has = |s: &str| p.iter().any(|x| x.contains(s));
-    assert!(
-        has("1: tool_result.id \"a\" names no earlier tool_call"),
-        "{p:?}"
-    );
+    assert!(has("1: tool_result.id \"a\" names no earlier tool_call"), "{p:?}");
     assert!(has("3: \"tool_call\" after \"permission_denied\""), "{p:?}");
-    assert!(
-        has("4: after \"permission_denied\" the terminal's exit_code must be 2"),
-        "{p:?}"
-    );
-    assert!(
-        has("4: a terminal with exit_code 1 needs an earlier \"error\""),
-        "{p:?}"
-    );
+    assert!(has("4: after \"permission_denied\" the terminal's exit_code must be 2"), "{p:?}");
+    assert!(has("4: a terminal with exit_code 1 needs an earlier \"error\""), "{p:?}");
     assert!(has("5: \"answer\" after the terminal record"), "{p:?}");
 }

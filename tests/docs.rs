@@ -6,8 +6,7 @@ use strum::IntoEnumIterator;
 
 #[test]
 fn the_readme_outcome_table_matches_the_contracts() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     let lc = Dialect::Localcode.contract();
     let adal = Dialect::Adal.contract();
     for o in Outcome::iter() {
@@ -18,10 +17,7 @@ fn the_readme_outcome_table_matches_the_contracts() {
             lc.outcome_code(o, "exit_code").unwrap(),
             lc.outcome_str(o, "reason").unwrap(),
             adal.outcome_code(o, "exit_code").unwrap(),
-            Dialect::Canonical
-                .contract()
-                .outcome_str(o, "outcome")
-                .unwrap(),
+            Dialect::Canonical.contract().outcome_str(o, "outcome").unwrap(),
         );
         assert!(readme.contains(&row), "README lacks the row {row}");
     }
@@ -29,15 +25,9 @@ fn the_readme_outcome_table_matches_the_contracts() {
 
 #[test]
 fn every_dialect_has_a_contract_file_and_a_row_in_the_readme() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     for d in Dialect::all() {
-        assert!(std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join(format!("mappings/{}.json", d.name()))
-            .exists());
-        assert!(
-            readme.contains(&format!("| `{}` |", d.name())),
-            "README lacks {d}"
-        );
+        assert!(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("mappings/{}.json", d.name())).exists());
+        assert!(readme.contains(&format!("| `{}` |", d.name())), "README lacks {d}");
     }
 }

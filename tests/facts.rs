@@ -18,11 +18,7 @@ fn facts(case: &common::Case) -> Option<Value> {
 fn terminal_of(lines: &[Value], kind_field: &str, kind: &str) -> Value {
     let terminals: Vec<&Value> = lines.iter().filter(|l| l[kind_field] == kind).collect();
     assert_eq!(terminals.len(), 1, "exactly one {kind} record");
-    assert_eq!(
-        lines.last().unwrap()[kind_field],
-        kind,
-        "the {kind} record is last"
-    );
+    assert_eq!(lines.last().unwrap()[kind_field], kind, "the {kind} record is last");
     terminals[0].clone()
 }
 
@@ -34,23 +30,14 @@ fn every_target_keeps_the_facts_of_every_fixture() {
         let outcome = want["outcome"].as_str().unwrap();
         for target in Dialect::all() {
             let ctx = format!("{} to {target}", case.path.display());
-            let (out, summary, _) =
-                translate_bytes(&case.input, &Options::new(Some(case.dialect), target));
-            assert_eq!(
-                summary.report.bad,
-                want["bad_lines"].as_u64().unwrap_or(0),
-                "{ctx}: bad lines"
-            );
+            let (out, summary, _) = translate_bytes(&case.input, &Options::new(Some(case.dialect), target));
+            assert_eq!(summary.report.bad, want["bad_lines"].as_u64().unwrap_or(0), "{ctx}: bad lines");
             let out_lines = common::values(std::str::from_utf8(&out).unwrap());
             let contract = target.contract();
             let terminal_kind = &contract.terminal.as_ref().unwrap().kind;
             let terminal = terminal_of(&out_lines, &contract.type_field, terminal_kind);
             if let Some(field) = &contract.terminal.as_ref().unwrap().exit_code_field {
-                assert_eq!(
-                    terminal[field],
-                    want["exit_code"][target.name()],
-                    "{ctx}: exit code"
-                );
+                assert_eq!(terminal[field], want["exit_code"][target.name()], "{ctx}: exit code");
             }
 
             // Read the output back with the target's decoder, into the canonical form.
@@ -63,11 +50,7 @@ fn every_target_keeps_the_facts_of_every_fixture() {
             } else {
                 want["final_text"].as_str().unwrap()
             };
-            assert_eq!(
-                t["final_text"].as_str().unwrap_or(""),
-                final_text,
-                "{ctx}: final text"
-            );
+            assert_eq!(t["final_text"].as_str().unwrap_or(""), final_text, "{ctx}: final text");
 
             // A result names its call by id; its name is the call's where it repeats none.
             let call_names: std::collections::HashMap<&str, &str> = back
@@ -79,10 +62,8 @@ fn every_target_keeps_the_facts_of_every_fixture() {
                 .iter()
                 .filter(|l| l["type"] == "tool_result")
                 .map(|l| {
-                    let name = l["name"]
-                        .as_str()
-                        .or_else(|| call_names.get(l["id"].as_str().unwrap()).copied())
-                        .unwrap_or("");
+                    let name =
+                        l["name"].as_str().or_else(|| call_names.get(l["id"].as_str().unwrap()).copied()).unwrap_or("");
                     (name.to_string(), l["status"].as_str().unwrap().to_string())
                 })
                 .collect();
@@ -93,29 +74,20 @@ fn every_target_keeps_the_facts_of_every_fixture() {
                 .map(|p| {
                     let status = p[1].as_str().unwrap();
                     // localcode's tool_result has only error "true"/"false".
-                    let status = if target == Dialect::Localcode && status == "cancelled" {
-                        "failed"
-                    } else {
-                        status
-                    };
+                    let status = if target == Dialect::Localcode && status == "cancelled" { "failed" } else { status };
                     (p[0].as_str().unwrap().to_string(), status.to_string())
                 })
                 .collect();
             assert_eq!(tools, want_tools, "{ctx}: tool calls");
 
             let usage = &t["usage"];
-            let got_tokens: Vec<u64> = ["input", "output", "total"]
-                .iter()
-                .map(|k| usage[*k].as_u64().unwrap_or(0))
-                .collect();
+            let got_tokens: Vec<u64> =
+                ["input", "output", "total"].iter().map(|k| usage[*k].as_u64().unwrap_or(0)).collect();
             // adal carries no usage at all.
             let want_tokens: Vec<u64> = if target == Dialect::Adal {
                 vec![0, 0, 0]
             } else {
-                ["input", "output", "total"]
-                    .iter()
-                    .map(|k| want["tokens"][*k].as_u64().unwrap())
-                    .collect()
+                ["input", "output", "total"].iter().map(|k| want["tokens"][*k].as_u64().unwrap()).collect()
             };
             assert_eq!(got_tokens, want_tokens, "{ctx}: tokens");
 
@@ -130,16 +102,9 @@ fn every_target_keeps_the_facts_of_every_fixture() {
             }
             if let Some(denied) = want.get("denied").and_then(Value::as_array) {
                 if target != Dialect::Localcode {
-                    let names: Vec<&Value> = back
-                        .iter()
-                        .filter(|l| l["type"] == "permission_denied")
-                        .map(|l| &l["name"])
-                        .collect();
-                    assert_eq!(
-                        names,
-                        denied.iter().collect::<Vec<_>>(),
-                        "{ctx}: denied calls"
-                    );
+                    let names: Vec<&Value> =
+                        back.iter().filter(|l| l["type"] == "permission_denied").map(|l| &l["name"]).collect();
+                    assert_eq!(names, denied.iter().collect::<Vec<_>>(), "{ctx}: denied calls");
                 }
             }
             checked += 1;

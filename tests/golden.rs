@@ -18,10 +18,11 @@ fn every_fixture_translates_to_every_dialect_as_its_golden_output_says() {
     for case in common::cases() {
         for target in Dialect::all() {
             let got = common::translate(&case.input, case.dialect, target);
-            let path = common::fixtures()
-                .join(case.dialect.name())
-                .join("expected")
-                .join(format!("{}.{}.jsonl", case.name, target.name()));
+            let path = common::fixtures().join(case.dialect.name()).join("expected").join(format!(
+                "{}.{}.jsonl",
+                case.name,
+                target.name()
+            ));
             if update {
                 fs::create_dir_all(path.parent().unwrap()).unwrap();
                 fs::write(&path, &got).unwrap();
@@ -29,27 +30,13 @@ fn every_fixture_translates_to_every_dialect_as_its_golden_output_says() {
             }
             match fs::read_to_string(&path) {
                 Ok(want) if want == got => compared += 1,
-                Ok(want) => failures.push(format!(
-                    "{}: differs\n--- want\n{want}--- got\n{got}",
-                    path.display()
-                )),
-                Err(e) => failures.push(format!(
-                    "{}: {e} (UPDATE_GOLDEN=1 writes it)",
-                    path.display()
-                )),
+                Ok(want) => failures.push(format!("{}: differs\n--- want\n{want}--- got\n{got}", path.display())),
+                Err(e) => failures.push(format!("{}: {e} (UPDATE_GOLDEN=1 writes it)", path.display())),
             }
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} golden outputs differ:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
-    assert!(
-        update || compared > 60,
-        "only {compared} golden outputs compared"
-    );
+    assert!(failures.is_empty(), "{} golden outputs differ:\n{}", failures.len(), failures.join("\n"));
+    assert!(update || compared > 60, "only {compared} golden outputs compared");
 }
 
 #[test]

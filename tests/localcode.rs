@@ -9,11 +9,7 @@ use agentgate::Dialect;
 
 fn to_localcode(canonical: &[Value]) -> Vec<Value> {
     let input: String = canonical.iter().map(|v| format!("{v}\n")).collect();
-    common::values(&common::translate(
-        input.as_bytes(),
-        Dialect::Canonical,
-        Dialect::Localcode,
-    ))
+    common::values(&common::translate(input.as_bytes(), Dialect::Canonical, Dialect::Localcode))
 }
 
 fn chars(v: &Value) -> usize {
@@ -23,16 +19,11 @@ fn chars(v: &Value) -> usize {
 #[test]
 fn long_text_is_split_over_content_events_and_nothing_is_cut() {
     let text = "数据 🙂 e\u{301} ".repeat(700);
-    let out = to_localcode(&[
-        json!({"v": 1, "type": "text_start"}),
-        json!({"v": 1, "type": "text_delta", "text": text}),
-    ]);
+    let out =
+        to_localcode(&[json!({"v": 1, "type": "text_start"}), json!({"v": 1, "type": "text_delta", "text": text})]);
     let chunks: Vec<&Value> = out.iter().filter(|l| l["type"] == "content").collect();
     assert_eq!(chunks.len(), 3);
-    let joined: String = chunks
-        .iter()
-        .map(|c| c["chunk"].as_str().unwrap())
-        .collect();
+    let joined: String = chunks.iter().map(|c| c["chunk"].as_str().unwrap()).collect();
     assert_eq!(joined, text);
     for c in chunks {
         assert!(chars(&c["chunk"]) <= 2000);
@@ -62,10 +53,7 @@ fn limited_fields_are_cut_on_a_character_boundary_to_their_limits() {
     ] {
         let got = find(kind)[field].as_str().unwrap().to_string();
         assert_eq!(got.chars().count(), limit, "{kind}.{field}");
-        assert!(
-            original.starts_with(&got),
-            "{kind}.{field} is a prefix of the original"
-        );
+        assert!(original.starts_with(&got), "{kind}.{field} is a prefix of the original");
     }
 }
 
@@ -78,19 +66,9 @@ fn counts_are_strings_on_the_wire_and_result_tokens_are_integers() {
     );
     let lines = common::values(&out);
     for l in &lines {
-        for key in [
-            "index",
-            "chars",
-            "prompt_tokens",
-            "completion_tokens",
-            "total_tokens",
-        ] {
+        for key in ["index", "chars", "prompt_tokens", "completion_tokens", "total_tokens"] {
             if let Some(v) = l.get(key) {
-                assert!(
-                    v.as_str()
-                        .is_some_and(|s| s.bytes().all(|b| b.is_ascii_digit() || b == b'-')),
-                    "{key} in {l}"
-                );
+                assert!(v.as_str().is_some_and(|s| s.bytes().all(|b| b.is_ascii_digit() || b == b'-')), "{key} in {l}");
             }
         }
         if l["type"] == "thinking_start" {
@@ -98,10 +76,7 @@ fn counts_are_strings_on_the_wire_and_result_tokens_are_integers() {
         }
     }
     let result = lines.last().unwrap();
-    assert_eq!(
-        result["tokens"],
-        json!({"prompt": 6050, "completion": 350, "total": 6400})
-    );
+    assert_eq!(result["tokens"], json!({"prompt": 6050, "completion": 350, "total": 6400}));
 }
 
 #[test]
@@ -133,10 +108,7 @@ fn counts_written_as_integers_and_booleans_are_read_too() {
     let a = common::translate(strings.as_bytes(), Dialect::Localcode, Dialect::Canonical);
     let b = common::translate(numbers.as_bytes(), Dialect::Localcode, Dialect::Canonical);
     assert_eq!(a, b);
-    assert!(
-        a.contains("\"index\":3") && a.contains("\"input\":12") && a.contains("\"reset\":true"),
-        "{a}"
-    );
+    assert!(a.contains("\"index\":3") && a.contains("\"input\":12") && a.contains("\"reset\":true"), "{a}");
 }
 
 #[test]
@@ -151,11 +123,7 @@ fn every_status_word_of_the_notes_is_read() {
         ("incomplete", 1, "incomplete"),
     ] {
         let line = format!("{{\"type\": \"result\", \"status\": \"{status}\", \"exit_code\": {code}, \"reason\": \"r\", \"final_text\": \"\", \"tokens\": {{\"prompt\": 0, \"completion\": 0, \"total\": 0}}}}\n");
-        let out = common::values(&common::translate(
-            line.as_bytes(),
-            Dialect::Localcode,
-            Dialect::Canonical,
-        ));
+        let out = common::values(&common::translate(line.as_bytes(), Dialect::Localcode, Dialect::Canonical));
         assert_eq!(out.last().unwrap()["outcome"], outcome, "{status}/{code}");
     }
 }
@@ -172,25 +140,15 @@ fn every_outcome_is_written_with_the_status_and_exit_code_of_the_spec() {
     ] {
         let out = to_localcode(&[json!({"v": 1, "type": "terminal", "outcome": outcome})]);
         let r = out.last().unwrap();
-        assert_eq!(
-            (
-                r["status"].as_str().unwrap(),
-                r["exit_code"].as_i64().unwrap()
-            ),
-            (status, code),
-            "{outcome}"
-        );
+        assert_eq!((r["status"].as_str().unwrap(), r["exit_code"].as_i64().unwrap()), (status, code), "{outcome}");
         assert_eq!(
             r["reason"],
             outcome.replace("failed", "error"),
             "the reason names the outcome when the run has none"
         );
         // And it reads back as the same outcome.
-        let back = common::values(&common::translate(
-            format!("{r}\n").as_bytes(),
-            Dialect::Localcode,
-            Dialect::Canonical,
-        ));
+        let back =
+            common::values(&common::translate(format!("{r}\n").as_bytes(), Dialect::Localcode, Dialect::Canonical));
         assert_eq!(back.last().unwrap()["outcome"], outcome);
     }
 }
@@ -214,15 +172,8 @@ fn usage_given_only_as_cumulative_snapshots_becomes_turn_tokens_that_add_up() {
             )
         })
         .collect();
-    assert_eq!(
-        turns,
-        vec![(100, 10), (150, 30), (50, 5)],
-        "a repeated snapshot adds no line"
-    );
-    assert_eq!(
-        out.last().unwrap()["tokens"],
-        json!({"prompt": 300, "completion": 45, "total": 345})
-    );
+    assert_eq!(turns, vec![(100, 10), (150, 30), (50, 5)], "a repeated snapshot adds no line");
+    assert_eq!(out.last().unwrap()["tokens"], json!({"prompt": 300, "completion": 45, "total": 345}));
 }
 
 #[test]
@@ -232,29 +183,17 @@ fn usage_stated_only_in_the_terminal_still_adds_up_in_turn_tokens() {
     ]);
     assert_eq!(out[0]["type"], "turn_tokens");
     assert_eq!(out[0]["prompt_tokens"], "70");
-    assert_eq!(
-        out[1]["tokens"],
-        json!({"prompt": 70, "completion": 7, "total": 77})
-    );
+    assert_eq!(out[1]["tokens"], json!({"prompt": 70, "completion": 7, "total": 77}));
 }
 
 #[test]
 fn a_later_generation_run_start_with_an_unknown_major_version_is_refused() {
     let input = "{\"type\": \"run_start\", \"schema_version\": \"2.0\", \"run_id\": \"r\"}\n{\"type\": \"stage\", \"stage\": \"x\"}\n";
-    let (out, summary, diags) = agentgate::translate_bytes(
-        input.as_bytes(),
-        &agentgate::Options::new(None, Dialect::Localcode),
-    );
-    assert!(
-        diags[0].message.contains("schema_version \"2.0\""),
-        "{diags:?}"
-    );
+    let (out, summary, diags) =
+        agentgate::translate_bytes(input.as_bytes(), &agentgate::Options::new(None, Dialect::Localcode));
+    assert!(diags[0].message.contains("schema_version \"2.0\""), "{diags:?}");
     assert!(matches!(summary.stopped, Some(agentgate::Stop::Fatal(_))));
     let lines = common::values(std::str::from_utf8(&out).unwrap());
-    assert_eq!(
-        lines.len(),
-        1,
-        "the rest of the stream is refused; only the terminal is written"
-    );
+    assert_eq!(lines.len(), 1, "the rest of the stream is refused; only the terminal is written");
     assert_eq!(lines[0]["status"], "incomplete");
 }

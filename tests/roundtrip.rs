@@ -8,10 +8,7 @@ use agentgate::Dialect;
 /// Fixtures that are not valid, complete streams of their dialect, and why.
 const NOT_ROUND_TRIPPABLE: &[(&str, &str)] = &[
     ("truncated", "cut off: the output gains a terminal record"),
-    (
-        "failed-error-status",
-        "status \"error\" is read, but written as the spec's \"incomplete\"",
-    ),
+    ("failed-error-status", "status \"error\" is read, but written as the spec's \"incomplete\""),
 ];
 
 fn skip(name: &str) -> bool {
@@ -24,12 +21,7 @@ fn same_dialect_translation_gives_back_the_same_values() {
     for case in common::cases().iter().filter(|c| !skip(&c.name)) {
         let input = std::str::from_utf8(&case.input).unwrap();
         let out = common::translate(&case.input, case.dialect, case.dialect);
-        assert_eq!(
-            common::values(&out),
-            common::values(input),
-            "{} to itself",
-            case.path.display()
-        );
+        assert_eq!(common::values(&out), common::values(input), "{} to itself", case.path.display());
         checked += 1;
     }
     assert!(checked >= 15);
@@ -37,19 +29,11 @@ fn same_dialect_translation_gives_back_the_same_values() {
 
 #[test]
 fn through_canonical_and_back_gives_the_same_values() {
-    for case in common::cases()
-        .iter()
-        .filter(|c| !skip(&c.name) && c.dialect != Dialect::Canonical)
-    {
+    for case in common::cases().iter().filter(|c| !skip(&c.name) && c.dialect != Dialect::Canonical) {
         let input = std::str::from_utf8(&case.input).unwrap();
         let canonical = common::translate(&case.input, case.dialect, Dialect::Canonical);
         let back = common::translate(canonical.as_bytes(), Dialect::Canonical, case.dialect);
-        assert_eq!(
-            common::values(&back),
-            common::values(input),
-            "{} through canonical",
-            case.path.display()
-        );
+        assert_eq!(common::values(&back), common::values(input), "{} through canonical", case.path.display());
     }
 }
 
@@ -59,8 +43,7 @@ fn canonical_output_is_a_fixed_point() {
         for target in Dialect::all() {
             let once = common::translate(&case.input, case.dialect, target);
             let canonical = common::translate(once.as_bytes(), target, Dialect::Canonical);
-            let again =
-                common::translate(canonical.as_bytes(), Dialect::Canonical, Dialect::Canonical);
+            let again = common::translate(canonical.as_bytes(), Dialect::Canonical, Dialect::Canonical);
             assert_eq!(
                 common::values(&again),
                 common::values(&canonical),

@@ -96,19 +96,11 @@ pub struct Record {
 
 impl Record {
     pub fn new(origin: Dialect, event: Event) -> Self {
-        Record {
-            event,
-            origin,
-            extra: Fields::new(),
-        }
+        Record { event, origin, extra: Fields::new() }
     }
 
     pub fn with_extra(origin: Dialect, event: Event, extra: Fields) -> Self {
-        Record {
-            event,
-            origin,
-            extra,
-        }
+        Record { event, origin, extra }
     }
 }
 
@@ -122,25 +114,42 @@ pub struct LineError {
 
 impl LineError {
     pub fn bad(message: impl Into<String>) -> Self {
-        LineError {
-            message: message.into(),
-            fatal: false,
-        }
+        LineError { message: message.into(), fatal: false }
     }
 
     pub fn fatal(message: impl Into<String>) -> Self {
-        LineError {
-            message: message.into(),
-            fatal: true,
-        }
+        LineError { message: message.into(), fatal: true }
+    }
+}
+
+/// What a decoder made of one line: its records, and problems that did not stop it (a status
+/// and exit code that disagree, say).
+#[derive(Debug, Default)]
+pub struct Decoded {
+    pub records: Vec<Record>,
+    pub warnings: Vec<String>,
+}
+
+impl Decoded {
+    pub fn push(&mut self, record: Record) {
+        self.records.push(record);
+    }
+
+    pub fn warn(&mut self, message: impl Into<String>) {
+        self.warnings.push(message.into());
+    }
+
+    pub fn clear(&mut self) {
+        self.records.clear();
+        self.warnings.clear();
     }
 }
 
 /// Decodes the lines of one dialect into canonical records. A decoder holds what it must
 /// remember between lines, and nothing that grows with the stream.
 pub trait Decode {
-    /// Decodes one line (already parsed as a JSON object), appending at least one record.
-    fn decode(&mut self, line: Map<String, Value>, out: &mut Vec<Record>) -> Result<(), LineError>;
+    /// Decodes one line (already parsed as a JSON object), adding at least one record.
+    fn decode(&mut self, line: Map<String, Value>, out: &mut Decoded) -> Result<(), LineError>;
 }
 
 /// Where an encoder writes: the output buffer and the run's report.

@@ -27,26 +27,15 @@ pub fn cases() -> Vec<Case> {
         let Ok(entries) = fs::read_dir(&dir) else {
             continue;
         };
-        let mut paths: Vec<PathBuf> = entries
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-            .collect();
+        let mut paths: Vec<PathBuf> =
+            entries.map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "jsonl")).collect();
         paths.sort();
         for path in paths {
             let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-            out.push(Case {
-                dialect,
-                name,
-                input: fs::read(&path).unwrap(),
-                path,
-            });
+            out.push(Case { dialect, name, input: fs::read(&path).unwrap(), path });
         }
     }
-    assert!(
-        out.len() >= 20,
-        "fixtures not found under {}",
-        fixtures().display()
-    );
+    assert!(out.len() >= 20, "fixtures not found under {}", fixtures().display());
     out
 }
 
@@ -59,8 +48,6 @@ pub fn translate(input: &[u8], from: Dialect, to: Dialect) -> String {
 /// The output's lines parsed as JSON.
 pub fn values(text: &str) -> Vec<serde_json::Value> {
     text.lines()
-        .map(|l| {
-            serde_json::from_str(l).unwrap_or_else(|e| panic!("output line is not JSON ({e}): {l}"))
-        })
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("output line is not JSON ({e}): {l}")))
         .collect()
 }

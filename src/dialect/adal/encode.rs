@@ -89,12 +89,9 @@ impl Encode for Encoder {
         let own = rec.origin == Dialect::Adal;
         let extra = own.then_some(&rec.extra);
         match &rec.event {
-            Event::ToolCall(_) | Event::ToolResult(_) | Event::PermissionDenied(_)
-                if self.denied =>
-            {
+            Event::ToolCall(_) | Event::ToolResult(_) | Event::PermissionDenied(_) if self.denied => {
                 // The spec: no tool events after permission_denied.
-                sink.report
-                    .dropped_kind(&format!("{} after permission_denied", rec.event.kind()));
+                sink.report.dropped_kind(&format!("{} after permission_denied", rec.event.kind()));
                 return Fate::Dropped;
             }
             Event::ToolCall(c) => {
@@ -112,12 +109,7 @@ impl Encode for Encoder {
             }
             Event::ToolResult(r) => {
                 let id = r.id.clone().unwrap_or_default();
-                let name = r
-                    .name
-                    .as_ref()
-                    .or(ctx.call.name.as_ref())
-                    .cloned()
-                    .unwrap_or_default();
+                let name = r.name.as_ref().or(ctx.call.name.as_ref()).cloned().unwrap_or_default();
                 if !ctx.matched {
                     // Every tool_result must name an earlier tool_call.
                     sink.report.synthesized("tool_call");
@@ -132,12 +124,7 @@ impl Encode for Encoder {
                         None,
                     );
                 }
-                let output = r
-                    .output
-                    .as_deref()
-                    .or(ctx.call.output.as_deref())
-                    .or(r.error.as_deref())
-                    .unwrap_or("");
+                let output = r.output.as_deref().or(ctx.call.output.as_deref()).or(r.error.as_deref()).unwrap_or("");
                 let fields = vec![
                     ("id", Value::String(id)),
                     ("name", Value::String(name)),
@@ -151,25 +138,13 @@ impl Encode for Encoder {
                     ("id", Value::String(d.id.clone().unwrap_or_default())),
                     ("name", Value::String(d.name.clone())),
                     ("args", args_object(&d.arguments, own)),
-                    (
-                        "reason",
-                        Value::String(
-                            d.reason
-                                .clone()
-                                .unwrap_or_else(|| "approval required".into()),
-                        ),
-                    ),
+                    ("reason", Value::String(d.reason.clone().unwrap_or_else(|| "approval required".into()))),
                 ];
                 emit(sink, "permission_denied", fields, extra);
                 self.denied = true;
             }
             Event::FinalAnswer { text } if own && !text.is_empty() => {
-                emit(
-                    sink,
-                    "answer",
-                    vec![("content", Value::String(text.clone()))],
-                    extra,
-                );
+                emit(sink, "answer", vec![("content", Value::String(text.clone()))], extra);
                 self.answered = true;
             }
             Event::FinalAnswer { text } => {
@@ -177,33 +152,16 @@ impl Encode for Encoder {
                 return Fate::Absorbed;
             }
             Event::Error { message, .. } => {
-                emit(
-                    sink,
-                    "error",
-                    vec![("message", Value::String(message.clone()))],
-                    extra,
-                );
+                emit(sink, "error", vec![("message", Value::String(message.clone()))], extra);
                 self.errored = true;
             }
             Event::Terminal(t) => {
-                let outcome = if self.denied {
-                    Outcome::PermissionDenied
-                } else {
-                    t.outcome
-                };
-                let exit_code = self
-                    .contract
-                    .outcome_code(outcome, "exit_code")
-                    .unwrap_or(1);
+                let outcome = if self.denied { Outcome::PermissionDenied } else { t.outcome };
+                let exit_code = self.contract.outcome_code(outcome, "exit_code").unwrap_or(1);
                 if exit_code == 1 && !self.errored {
                     // A failed run says why in an error event before complete.
                     sink.report.synthesized("error");
-                    emit(
-                        sink,
-                        "error",
-                        vec![("message", Value::String(self.why(t)))],
-                        None,
-                    );
+                    emit(sink, "error", vec![("message", Value::String(self.why(t)))], None);
                 }
                 if outcome == Outcome::Completed && !self.answered {
                     // The answer the source gave, else the run's final text.
@@ -229,11 +187,7 @@ impl Encode for Encoder {
                 emit(
                     sink,
                     "complete",
-                    vec![
-                        ("exit_code", Value::from(exit_code)),
-                        ("session_id", session_id),
-                        ("model", model),
-                    ],
+                    vec![("exit_code", Value::from(exit_code)), ("session_id", session_id), ("model", model)],
                     extra,
                 );
             }

@@ -25,10 +25,7 @@ pub fn sniff(line: &Map<String, Value>) -> Sniff {
     match kind {
         "answer" | "complete" | "permission_denied" => Sniff::Yes,
         "tool_call" if line.contains_key("args") || line.contains_key("id") => Sniff::Yes,
-        "tool_result"
-            if !line.contains_key("index")
-                && (line.contains_key("id") || line.contains_key("status")) =>
-        {
+        "tool_result" if !line.contains_key("index") && (line.contains_key("id") || line.contains_key("status")) => {
             Sniff::Yes
         }
         "error" if line.contains_key("message") => Sniff::Maybe,

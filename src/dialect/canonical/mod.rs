@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::dialect::{take_type, Decode, Dialect, Encode, LineError, Record, Sink, Sniff};
+use crate::dialect::{take_type, Decode, Decoded, Dialect, Encode, LineError, Record, Sink, Sniff};
 use crate::event::{Event, Fields};
 use crate::json::{write_line, Layout};
 use crate::normalize::Context;
@@ -42,17 +42,13 @@ fn known(kind: &str) -> bool {
 }
 
 impl Decode for Decoder {
-    fn decode(
-        &mut self,
-        mut m: Map<String, Value>,
-        out: &mut Vec<Record>,
-    ) -> Result<(), LineError> {
+    fn decode(&mut self, mut m: Map<String, Value>, out: &mut Decoded) -> Result<(), LineError> {
         match m.shift_remove("v") {
             Some(v) if v.as_u64() == Some(VERSION) => {}
             Some(v) => {
                 return Err(LineError::fatal(format!(
-                    "canonical format version {v}; this agentgate reads version {VERSION} only, so the stream is refused"
-                )))
+                "canonical format version {v}; this agentgate reads version {VERSION} only, so the stream is refused"
+            )))
             }
             None => return Err(LineError::bad("canonical line without its version member \"v\"")),
         }
@@ -71,13 +67,9 @@ impl Decode for Decoder {
             return Ok(());
         }
         m.insert("type".into(), Value::String(kind.clone()));
-        let event: Event = serde_json::from_value(Value::Object(m))
-            .map_err(|e| LineError::bad(format!("{kind}: {e}")))?;
-        out.push(Record {
-            event,
-            origin,
-            extra,
-        });
+        let event: Event =
+            serde_json::from_value(Value::Object(m)).map_err(|e| LineError::bad(format!("{kind}: {e}")))?;
+        out.push(Record { event, origin, extra });
         Ok(())
     }
 }
@@ -95,13 +87,7 @@ impl Encode for Encoder {
     fn encode(&mut self, rec: &Record, _ctx: &Context, sink: &mut Sink<'_>) -> Fate {
         let mut m = Map::new();
         m.insert("v".into(), Value::from(VERSION));
-        if let (
-            Event::Extension {
-                line: Value::Object(line),
-            },
-            Dialect::Canonical,
-        ) = (&rec.event, rec.origin)
-        {
+        if let (Event::Extension { line: Value::Object(line) }, Dialect::Canonical) = (&rec.event, rec.origin) {
             // A canonical line of a kind this version does not know goes back out as it came.
             m.extend(line.clone());
             write_line(sink.out, &m, Layout::Compact);

@@ -1,10 +1,10 @@
 use serde_json::{Map, Value};
 
 use crate::contract::Contract;
-use crate::dialect::{take_type, Decode, Dialect, LineError, Record};
+use crate::dialect::{take_type, Decode, Decoded, Dialect, LineError, Record};
 use crate::event::{
-    Arguments, Basis, Event, Outcome, Scope, Session, Terminal, Tokens, ToolCall, ToolDraft,
-    ToolResult, ToolStatus, Usage,
+    Arguments, Basis, Event, Outcome, Scope, Session, Terminal, Tokens, ToolCall, ToolDraft, ToolResult, ToolStatus,
+    Usage,
 };
 use crate::json::{char_len, take_bool, take_count, take_int, take_str};
 
@@ -16,10 +16,7 @@ pub struct Decoder {
 
 impl Decoder {
     pub fn new() -> Self {
-        Decoder {
-            contract: Dialect::Localcode.contract(),
-            saw_turn_tokens: false,
-        }
+        Decoder { contract: Dialect::Localcode.contract(), saw_turn_tokens: false }
     }
 
     fn outcome(&self, status: &str, exit_code: Option<i64>, reason: Option<&str>) -> Outcome {
@@ -28,6 +25,22 @@ impl Decoder {
             .or_else(|| exit_code.and_then(|e| c.decode_outcome("exit_code", &e.to_string())))
             .or_else(|| reason.and_then(|r| c.decode_outcome("reason", r)))
             .unwrap_or(Outcome::Incomplete)
+    }
+}
+
+impl Decoder {
+    /// A result whose exit code is not the one its status means. The status wins: it is what
+    /// localcode's reader branches on, and the exit code is derived from it.
+    fn disagreement(&self, status: &str, exit_code: Option<i64>) -> Option<String> {
+        let code = exit_code?;
+        let implied = match self.contract.decode_outcome("status", status) {
+            Some(o) => self.contract.outcome_code(o, "exit_code"),
+            None if status == "incomplete" && code == 0 => Some(1),
+            None => None,
+        }?;
+        (implied != code).then(|| {
+            format!("result has status \"{status}\" but exit_code {code} (the status means {implied}); the status is followed")
+        })
     }
 }
 
@@ -47,28 +60,14 @@ fn index(m: &mut Map<String, Value>) -> Option<u64> {
 }
 
 impl Decode for Decoder {
-    fn decode(
-        &mut self,
-        mut m: Map<String, Value>,
-        out: &mut Vec<Record>,
-    ) -> Result<(), LineError> {
+    fn decode(&mut self, mut m: Map<String, Value>, out: &mut Decoded) -> Result<(), LineError> {
         let kind = take_type(&mut m)?;
         let event = match kind.as_str() {
-            "thinking_start" => Event::ReasoningStart {
-                reset: take_bool(&mut m, "reset"),
-            },
-            "thinking_chunk" => Event::ReasoningDelta {
-                text: text(&mut m, "chunk"),
-            },
-            "thinking_peek" => Event::ReasoningPeek {
-                text: text(&mut m, "text"),
-            },
-            "thinking_done" => Event::ReasoningEnd {
-                text: take_str(&mut m, "text"),
-            },
-            "stage" => Event::Stage {
-                name: text(&mut m, "stage"),
-            },
+            "thinking_start" => Event::ReasoningStart { reset: take_bool(&mut m, "reset") },
+            "thinking_chunk" => Event::ReasoningDelta { text: text(&mut m, "chunk") },
+            "thinking_peek" => Event::ReasoningPeek { text: text(&mut m, "text") },
+            "thinking_done" => Event::ReasoningEnd { text: take_str(&mut m, "text") },
+            "stage" => Event::Stage { name: text(&mut m, "stage") },
             "stream_start" => Event::TextStart,
             "content" => {
                 let text = text(&mut m, "chunk");
@@ -99,11 +98,7 @@ impl Decode for Decoder {
                     id: None,
                     index,
                     name,
-                    status: if failed {
-                        ToolStatus::Failed
-                    } else {
-                        ToolStatus::Completed
-                    },
+                    status: if failed { ToolStatus::Failed } else { ToolStatus::Completed },
                     output,
                     error: None,
                     arguments: args.map(Arguments::text).unwrap_or_default(),
@@ -125,36 +120,18 @@ impl Decode for Decoder {
                     },
                 })
             }
-            "notice" => Event::Notice {
-                text: text(&mut m, "text"),
-            },
-            "error" => Event::Error {
-                message: text(&mut m, "message"),
-                fatal: true,
-            },
-            "done" => Event::TurnEnd {
-                id: None,
-                status: None,
-                reason: None,
-            },
+            "notice" => Event::Notice { text: text(&mut m, "text") },
+            "error" => Event::Error { message: text(&mut m, "message"), fatal: true },
+            "done" => Event::TurnEnd { id: None, status: None, reason: None },
             "turn_end" => Event::TurnEnd {
                 id: None,
                 status: take_str(&mut m, "completion_status"),
                 reason: take_str(&mut m, "loop_exit_reason"),
             },
-            "round_start" => Event::RoundStart {
-                id: None,
-                index: take_count(&mut m, "round_idx"),
-            },
-            "round_end" => Event::RoundEnd {
-                id: None,
-                stop: None,
-            },
+            "round_start" => Event::RoundStart { id: None, index: take_count(&mut m, "round_idx") },
+            "round_end" => Event::RoundEnd { id: None, stop: None },
             "run_start" => {
-                let version = m
-                    .get("schema_version")
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
+                let version = m.get("schema_version").and_then(Value::as_str).unwrap_or("");
                 if version.split('.').next() != Some("1") {
                     return Err(LineError::fatal(format!(
                         "localcode run_start has schema_version \"{version}\"; this agentgate reads major version 1 only, so the stream is refused"
@@ -171,12 +148,13 @@ impl Decode for Decoder {
                 let exit_code = take_int(&mut m, "exit_code");
                 let reason = take_str(&mut m, "reason");
                 if let Some(final_text) = take_str(&mut m, "final_text") {
-                    out.push(Record::new(
-                        Dialect::Localcode,
-                        Event::FinalAnswer { text: final_text },
-                    ));
+                    out.push(Record::new(Dialect::Localcode, Event::FinalAnswer { text: final_text }));
                 }
-                let mut t = Terminal::new(self.outcome(&status, exit_code, reason.as_deref()));
+                let outcome = self.outcome(&status, exit_code, reason.as_deref());
+                if let Some(why) = self.disagreement(&status, exit_code) {
+                    out.warn(why);
+                }
+                let mut t = Terminal::new(outcome);
                 t.exit_code = exit_code;
                 t.reason = reason;
                 if let Some(Value::Object(mut tokens)) = m.shift_remove("tokens") {

@@ -18,10 +18,7 @@ pub struct Encoder {
 
 impl Encoder {
     pub fn new() -> Self {
-        Encoder {
-            contract: Dialect::Localcode.contract(),
-            reasoning: String::new(),
-        }
+        Encoder { contract: Dialect::Localcode.contract(), reasoning: String::new() }
     }
 
     fn limit(&self, kind: &str, field: &str) -> usize {
@@ -78,25 +75,15 @@ impl Encode for Encoder {
         match &rec.event {
             Event::ReasoningStart { reset } => {
                 self.reasoning.clear();
-                let reset = if reset.unwrap_or(false) {
-                    "true"
-                } else {
-                    "false"
-                };
-                emit(
-                    sink,
-                    &line("thinking_start", vec![("reset", s(reset))], rec),
-                );
+                let reset = if reset.unwrap_or(false) { "true" } else { "false" };
+                emit(sink, &line("thinking_start", vec![("reset", s(reset))], rec));
             }
             Event::ReasoningDelta { text } => {
                 if self.reasoning.len() < MAX_REASONING_KEPT * 4 {
                     self.reasoning.push_str(text);
                 }
                 for piece in split_chars(text, self.limit("thinking_chunk", "chunk")) {
-                    emit(
-                        sink,
-                        &line("thinking_chunk", vec![("chunk", s(piece))], rec),
-                    );
+                    emit(sink, &line("thinking_chunk", vec![("chunk", s(piece))], rec));
                 }
             }
             Event::ReasoningPeek { text } => {
@@ -119,19 +106,8 @@ impl Encode for Encoder {
                 let pieces = split_chars(text, self.limit("content", "chunk"));
                 let whole = pieces.len() == 1;
                 for piece in pieces {
-                    let n = if whole {
-                        chars.unwrap_or_else(|| char_len(piece))
-                    } else {
-                        char_len(piece)
-                    };
-                    emit(
-                        sink,
-                        &line(
-                            "content",
-                            vec![("chunk", s(piece)), ("chars", digits(n))],
-                            rec,
-                        ),
-                    );
+                    let n = if whole { chars.unwrap_or_else(|| char_len(piece)) } else { char_len(piece) };
+                    emit(sink, &line("content", vec![("chunk", s(piece)), ("chars", digits(n))], rec));
                 }
             }
             Event::ToolDraft(d) => {
@@ -141,15 +117,7 @@ impl Encode for Encoder {
                 let name = s(d.name.clone().unwrap_or_default());
                 emit(
                     sink,
-                    &line(
-                        "tool_preview",
-                        vec![
-                            ("name", name),
-                            ("chars", digits(chars)),
-                            ("snippet", snippet),
-                        ],
-                        rec,
-                    ),
+                    &line("tool_preview", vec![("name", name), ("chars", digits(chars)), ("snippet", snippet)], rec),
                 );
             }
             Event::ToolCall(c) => {
@@ -157,46 +125,18 @@ impl Encode for Encoder {
                 let index = c.index.or(ctx.call.index).map_or(s("-1"), digits);
                 emit(
                     sink,
-                    &line(
-                        "tool_start",
-                        vec![
-                            ("name", s(c.name.clone())),
-                            ("args", args),
-                            ("index", index),
-                        ],
-                        rec,
-                    ),
+                    &line("tool_start", vec![("name", s(c.name.clone())), ("args", args), ("index", index)], rec),
                 );
             }
             Event::ToolResult(r) => {
                 let call = &ctx.call;
-                let arguments = if r.arguments.is_empty() {
-                    &call.arguments
-                } else {
-                    &r.arguments
-                };
+                let arguments = if r.arguments.is_empty() { &call.arguments } else { &r.arguments };
                 let args = self.fit("tool_result", "args", &arguments.to_text(), sink);
-                let body = r
-                    .output
-                    .as_deref()
-                    .or(call.output.as_deref())
-                    .or(r.error.as_deref())
-                    .unwrap_or("");
+                let body = r.output.as_deref().or(call.output.as_deref()).or(r.error.as_deref()).unwrap_or("");
                 let result = self.fit("tool_result", "result", body, sink);
-                let failed = if r.status == ToolStatus::Completed {
-                    "false"
-                } else {
-                    "true"
-                };
+                let failed = if r.status == ToolStatus::Completed { "false" } else { "true" };
                 let fields = vec![
-                    (
-                        "name",
-                        s(r.name
-                            .as_ref()
-                            .or(call.name.as_ref())
-                            .cloned()
-                            .unwrap_or_default()),
-                    ),
+                    ("name", s(r.name.as_ref().or(call.name.as_ref()).cloned().unwrap_or_default())),
                     ("args", args),
                     ("index", r.index.or(call.index).map_or(s("-1"), digits)),
                     ("result", result),
@@ -207,14 +147,7 @@ impl Encode for Encoder {
             Event::PermissionDenied(d) => {
                 // localcode has no refusal event; a notice says which call was refused and why.
                 let why = d.reason.as_deref().unwrap_or("approval required");
-                emit(
-                    sink,
-                    &line(
-                        "notice",
-                        vec![("text", s(format!("permission denied: {}: {why}", d.name)))],
-                        rec,
-                    ),
-                );
+                emit(sink, &line("notice", vec![("text", s(format!("permission denied: {}: {why}", d.name)))], rec));
             }
             Event::Usage(u) => {
                 // One turn_tokens line per report that adds tokens (a snapshot that adds none
@@ -234,16 +167,12 @@ impl Encode for Encoder {
                 ];
                 emit(sink, &line("turn_tokens", fields, rec));
             }
-            Event::Notice { text } => {
-                emit(sink, &line("notice", vec![("text", s(text.clone()))], rec))
-            }
+            Event::Notice { text } => emit(sink, &line("notice", vec![("text", s(text.clone()))], rec)),
             Event::Error { message, .. } => {
                 let v = self.fit("error", "message", message, sink);
                 emit(sink, &line("error", vec![("message", v)], rec));
             }
-            Event::TurnEnd { status, reason, .. }
-                if own && (status.is_some() || reason.is_some()) =>
-            {
+            Event::TurnEnd { status, reason, .. } if own && (status.is_some() || reason.is_some()) => {
                 let mut fields = Vec::new();
                 if let Some(x) = status {
                     fields.push(("completion_status", s(x.clone())));
@@ -255,9 +184,7 @@ impl Encode for Encoder {
             }
             Event::TurnEnd { .. } => emit(sink, &line("done", vec![], rec)),
             Event::RoundStart { index, .. } if own => {
-                let fields = index
-                    .map(|i| vec![("round_idx", Value::from(i))])
-                    .unwrap_or_default();
+                let fields = index.map(|i| vec![("round_idx", Value::from(i))]).unwrap_or_default();
                 emit(sink, &line("round_start", fields, rec));
             }
             Event::RoundEnd { .. } if own => emit(sink, &line("round_end", vec![], rec)),

@@ -49,9 +49,7 @@ pub fn sniff(line: &Map<String, Value>) -> Sniff {
     match kind {
         k if OWN_KINDS.contains(&k) => Sniff::Yes,
         "result"
-            if line.contains_key("exit_code")
-                || line.contains_key("final_text")
-                || line.contains_key("tokens") =>
+            if line.contains_key("exit_code") || line.contains_key("final_text") || line.contains_key("tokens") =>
         {
             Sniff::Yes
         }

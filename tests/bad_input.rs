@@ -1,0 +1,284 @@
+//! Bad input and conflicting input: one diagnostic per problem naming the line, the rest still
+//! translated, the output still valid and ending with exactly one terminal record; and every
+//! line accounted for.
+
+mod common;
+
+use agentgate::contract::check_stream;
+use agentgate::{translate_bytes, Dialect, Options, Stop};
+
+/// A valid, complete transcript of each dialect to spoil.
+fn base(dialect: Dialect) -> Vec<String> {
+    let name = match dialect {
+        Dialect::Localcode => "localcode/success.jsonl",
+        Dialect::Adal => "adal/success.jsonl",
+        Dialect::Canonical => "canonical/cumulative-usage.jsonl",
+    };
+    std::fs::read_to_string(common::fixtures().join(name)).unwrap().lines().map(str::to_string).collect()
+}
+
+fn join(lines: &[String]) -> Vec<u8> {
+    lines.iter().map(|l| format!("{l}\n")).collect::<String>().into_bytes()
+}
+
+struct Result {
+    out: String,
+    messages: Vec<String>,
+    summary: agentgate::Summary,
+}
+
+/// The output without the ids derived from the input's bytes (adal's session id), which differ
+/// whenever the bytes do.
+fn without_derived_ids(out: &str) -> Vec<serde_json::Value> {
+    common::values(out)
+        .into_iter()
+        .map(|mut v| {
+            if v["type"] == "complete" {
+                v["session_id"] = serde_json::Value::Null;
+            }
+            v
+        })
+        .collect()
+}
+
+fn run(input: &[u8], from: Dialect, to: Dialect) -> Result {
+    let (out, summary, diags) = translate_bytes(input, &Options::new(Some(from), to));
+    let messages = diags.iter().map(|d| format!("{}: {}", d.line, d.message)).collect();
+    Result { out: String::from_utf8(out).unwrap(), messages, summary }
+}
+
+/// The output holds to the target's contract (unknown kinds aside within one dialect) and
+/// every input line is accounted for.
+fn assert_sound(r: &Result, from: Dialect, to: Dialect, lines: u64, what: &str) {
+    let problems: Vec<_> = check_stream(to.contract(), &r.out)
+        .into_iter()
+        .filter(|(_, p)| !(from == to && p.starts_with("unknown record kind")))
+        .collect();
+    assert!(problems.is_empty(), "{what}, {from} to {to}: {problems:?}\n{}", r.out);
+    assert_eq!(r.summary.report.lines, lines, "{what}: lines read");
+    assert_eq!(r.summary.report.accounted(), lines, "{what}: every line accounted for: {:?}", r.summary.report);
+}
+
+#[test]
+fn malformed_lines_are_reported_by_number_and_skipped() {
+    for from in Dialect::all() {
+        let mut lines = base(from);
+        lines.insert(2, "this is not JSON".into());
+        lines.insert(4, "\"a string\"".into());
+        lines.insert(6, "{\"no_type\": true}".into());
+        for to in Dialect::all() {
+            let r = run(&join(&lines), from, to);
+            assert_eq!(r.messages.len(), 3, "{from} to {to}: {:?}", r.messages);
+            assert!(r.messages[0].starts_with("3: not JSON"), "{:?}", r.messages);
+            assert!(r.messages[1].starts_with("5: JSON string, not an object"), "{:?}", r.messages);
+            assert!(r.messages[2].starts_with("7: "), "{:?}", r.messages);
+            assert_eq!(r.summary.report.bad, 3);
+            assert_sound(&r, from, to, lines.len() as u64, "malformed lines");
+            // The rest is translated exactly as without the bad lines.
+            assert_eq!(
+                without_derived_ids(&r.out),
+                without_derived_ids(&run(&join(&base(from)), from, to).out),
+                "{from} to {to}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_stream_without_its_terminal_record_still_ends_with_one() {
+    for from in Dialect::all() {
+        let mut lines = base(from);
+        lines.pop();
+        for to in Dialect::all() {
+            let r = run(&join(&lines), from, to);
+            assert!(r.messages.is_empty(), "{:?}", r.messages);
+            assert_sound(&r, from, to, lines.len() as u64, "no terminal");
+            assert_eq!(r.summary.report.synthesized.get("terminal"), Some(&1));
+        }
+    }
+}
+
+#[test]
+fn a_second_terminal_and_records_after_the_first_are_reported_and_dropped() {
+    for from in Dialect::all() {
+        let mut lines = base(from);
+        let terminal = lines.last().unwrap().clone();
+        let first_kind_line = lines[0].clone();
+        lines.push(first_kind_line);
+        lines.push(terminal);
+        for to in Dialect::all() {
+            let r = run(&join(&lines), from, to);
+            let n = lines.len();
+            assert_eq!(r.messages.len(), 2, "{from} to {to}: {:?}", r.messages);
+            assert!(
+                r.messages[0].starts_with(&format!("{}: a ", n - 1))
+                    && r.messages[0].contains("after the terminal record")
+            );
+            assert!(r.messages[1].starts_with(&format!("{n}: a second terminal record")), "{:?}", r.messages);
+            assert_sound(&r, from, to, n as u64, "two terminals");
+            assert_eq!(
+                without_derived_ids(&r.out),
+                without_derived_ids(&run(&join(&base(from)), from, to).out),
+                "the first terminal stands"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_bom_crlf_and_blank_lines_change_nothing() {
+    for from in Dialect::all() {
+        let plain = join(&base(from));
+        let mut dressed = b"\xEF\xBB\xBF".to_vec();
+        dressed.extend(base(from).iter().flat_map(|l| format!("{l}\r\n\r\n").into_bytes()));
+        for to in Dialect::all() {
+            let a = run(&plain, from, to);
+            let b = run(&dressed, from, to);
+            assert!(b.messages.is_empty(), "{:?}", b.messages);
+            assert_eq!(without_derived_ids(&a.out), without_derived_ids(&b.out), "{from} to {to}");
+            assert_eq!(b.summary.report.blank, base(from).len() as u64);
+        }
+    }
+}
+
+#[test]
+fn invalid_utf8_and_a_cut_last_line_are_reported() {
+    for from in Dialect::all() {
+        let lines = base(from);
+        let mut input = join(&lines[..2]);
+        input.extend_from_slice(b"{\"type\": \"stage\", \"stage\": \"\xFF\xFE\"}\n");
+        input.extend_from_slice(&join(&lines[2..]));
+        let last = lines.last().unwrap();
+        input.extend_from_slice(&last.as_bytes()[..last.len() / 2]);
+        for to in Dialect::all() {
+            let r = run(&input, from, to);
+            assert_eq!(r.messages.len(), 2, "{:?}", r.messages);
+            assert!(r.messages[0].starts_with("3: not valid UTF-8"), "{:?}", r.messages);
+            assert!(r.messages[1].starts_with(&format!("{}: not JSON", lines.len() + 2)), "{:?}", r.messages);
+            assert_sound(&r, from, to, lines.len() as u64 + 2, "bad bytes");
+        }
+    }
+}
+
+#[test]
+fn a_record_of_another_dialect_does_not_belong_in_the_stream() {
+    let mut lines = base(Dialect::Adal);
+    lines.insert(
+        1,
+        "{\"type\": \"turn_tokens\", \"prompt_tokens\": \"1\", \"completion_tokens\": \"1\", \"total_tokens\": \"2\"}"
+            .into(),
+    );
+    let r = run(&join(&lines), Dialect::Adal, Dialect::Adal);
+    assert_eq!(r.messages, vec!["2: \"turn_tokens\" is a localcode record, not adal; skipped"]);
+    assert_eq!(r.summary.report.bad, 1);
+    // An unknown kind that no dialect claims is an extension, kept.
+    let mut lines = base(Dialect::Adal);
+    lines.insert(1, "{\"type\":\"heartbeat\"}".into());
+    let r = run(&join(&lines), Dialect::Adal, Dialect::Adal);
+    assert!(r.messages.is_empty());
+    assert!(r.out.contains("{\"type\":\"heartbeat\"}"));
+}
+
+#[test]
+fn an_unknown_format_version_refuses_the_rest_of_the_stream() {
+    for (from, first) in [
+        (Dialect::Canonical, "{\"v\":2,\"type\":\"stage\",\"name\":\"x\"}"),
+        (Dialect::Localcode, "{\"type\": \"run_start\", \"schema_version\": \"2.1\", \"run_id\": \"r\"}"),
+    ] {
+        let mut lines = vec![first.to_string()];
+        lines.extend(base(from));
+        for to in Dialect::all() {
+            let r = run(&join(&lines), from, to);
+            assert!(matches!(r.summary.stopped, Some(Stop::Fatal(_))), "{from}");
+            assert!(
+                r.messages[0].starts_with("1: ")
+                    && (r.messages[0].contains("version 2") || r.messages[0].contains("\"2.1\"")),
+                "{:?}",
+                r.messages
+            );
+            let problems = check_stream(to.contract(), &r.out);
+            assert!(problems.is_empty(), "{problems:?}");
+            let kinds: Vec<String> =
+                common::values(&r.out).iter().map(|v| v["type"].as_str().unwrap().to_string()).collect();
+            let terminal = &to.contract().terminal.as_ref().unwrap().kind;
+            assert_eq!(kinds.last(), Some(terminal));
+            assert!(kinds[..kinds.len() - 1].iter().all(|k| k == "error"), "nothing of the refused stream: {kinds:?}");
+        }
+    }
+}
+
+#[test]
+fn a_status_and_exit_code_that_disagree_are_reported_and_the_status_wins() {
+    let line = "{\"type\": \"result\", \"status\": \"ok\", \"exit_code\": 1, \"reason\": \"completed\", \"final_text\": \"\", \"tokens\": {\"prompt\": 0, \"completion\": 0, \"total\": 0}}\n";
+    let r = run(line.as_bytes(), Dialect::Localcode, Dialect::Canonical);
+    assert_eq!(
+        r.messages,
+        vec!["1: result has status \"ok\" but exit_code 1 (the status means 0); the status is followed"]
+    );
+    assert!(r.out.contains("\"outcome\":\"completed\""));
+    let r = run(
+        b"{\"type\":\"complete\",\"exit_code\":7,\"session_id\":\"s\",\"model\":\"m\"}\n",
+        Dialect::Adal,
+        Dialect::Canonical,
+    );
+    assert_eq!(r.messages.len(), 1);
+    assert!(r.out.contains("\"outcome\":\"incomplete\",\"reason\":\"exit code 7\""), "{}", r.out);
+}
+
+#[test]
+fn a_twenty_megabyte_line_is_translated_and_a_line_over_the_limit_refused() {
+    let text = "数据🙂".repeat(3_500_000); // 21 MB of UTF-8
+    let input = format!("{{\"v\":1,\"type\":\"text_delta\",\"text\":\"{text}\"}}\n{{\"v\":1,\"type\":\"terminal\",\"outcome\":\"completed\"}}\n");
+    let r = run(input.as_bytes(), Dialect::Canonical, Dialect::Localcode);
+    assert!(r.messages.is_empty());
+    let chunks: Vec<serde_json::Value> =
+        common::values(&r.out).into_iter().filter(|l| l["type"] == "content").collect();
+    assert_eq!(chunks.len(), 3_500_000 * 3 / 2000);
+    assert_eq!(chunks.iter().map(|c| c["chunk"].as_str().unwrap().len()).sum::<usize>(), text.len());
+
+    let mut opts = Options::new(Some(Dialect::Canonical), Dialect::Localcode);
+    opts.max_line_bytes = 1_000_000;
+    let (out, summary, diags) = translate_bytes(input.as_bytes(), &opts);
+    assert_eq!(summary.report.bad, 1);
+    assert!(diags[0].message.contains("longer than the limit"), "{diags:?}");
+    assert!(String::from_utf8(out).unwrap().contains("\"status\": \"ok\""), "the rest is translated");
+}
+
+/// Offsets to cut a transcript at: all of them for small files, else a dense sample plus every
+/// offset around each line break.
+fn cut_points(input: &[u8]) -> Vec<usize> {
+    if input.len() <= 2500 {
+        return (0..=input.len()).collect();
+    }
+    let step = input.len() / 600 + 1;
+    let mut points: Vec<usize> = (0..=input.len()).step_by(step).collect();
+    for (i, b) in input.iter().enumerate() {
+        if *b == b'\n' {
+            points.extend(i.saturating_sub(2)..=(i + 2).min(input.len()));
+        }
+    }
+    points.sort_unstable();
+    points.dedup();
+    points
+}
+
+#[test]
+fn every_prefix_of_every_fixture_translates_to_a_valid_stream_with_one_terminal() {
+    let mut runs = 0;
+    for case in common::cases() {
+        for cut in cut_points(&case.input) {
+            let prefix = &case.input[..cut];
+            for to in Dialect::all() {
+                let r = run(prefix, case.dialect, to);
+                let problems: Vec<_> = check_stream(to.contract(), &r.out)
+                    .into_iter()
+                    .filter(|(_, p)| !(case.dialect == to && p.starts_with("unknown record kind")))
+                    .collect();
+                assert!(problems.is_empty(), "{} cut at {cut}, to {to}: {problems:?}\n{}", case.path.display(), r.out);
+                assert_eq!(r.summary.report.accounted(), r.summary.report.lines);
+                runs += 1;
+            }
+        }
+    }
+    assert!(runs > 10_000, "{runs}");
+}

@@ -39,6 +39,15 @@ pub enum Command {
     },
     /// List the dialects with a one-line description each
     Dialects,
+    /// Check a stream against its dialect's contract in mappings/: one line per problem,
+    /// FILE:LINE: what is wrong; exit 0 when valid, 1 when not
+    Validate {
+        /// The stream's dialect; auto detects it
+        #[arg(long, value_name = "DIALECT", default_value = "auto", value_parser = from_values())]
+        dialect: String,
+        /// The stream; standard input when absent or -
+        file: Option<PathBuf>,
+    },
 }
 
 #[derive(Args, Debug)]

@@ -316,8 +316,18 @@ impl<'c> StreamCheck<'c> {
 
     /// Checks the next line (its text, without the newline).
     pub fn line(&mut self, text: &str) {
-        self.line += 1;
-        let n = self.line;
+        self.numbered_line(self.line + 1, text);
+    }
+
+    /// Records a problem the framing found with line `n` (not UTF-8, too long).
+    pub fn problem(&mut self, n: u64, message: String) {
+        self.line = n;
+        self.problems.push((n, message));
+    }
+
+    /// Checks line number `n` (blank lines skipped by the caller keep their numbers).
+    pub fn numbered_line(&mut self, n: u64, text: &str) {
+        self.line = n;
         let value: Value = match serde_json::from_str(text) {
             Ok(v) => v,
             Err(e) => return self.problems.push((n, format!("not JSON: {e}"))),
@@ -417,8 +427,11 @@ impl<'c> StreamCheck<'c> {
 /// Checks a whole stream held in memory; a convenience for tests and small inputs.
 pub fn check_stream(contract: &Contract, text: &str) -> Vec<(u64, String)> {
     let mut check = StreamCheck::new(contract);
-    for line in text.lines() {
-        check.line(line);
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        check.numbered_line(i as u64 + 1, line);
     }
     check.finish()
 }

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use agentgate::pipeline::{detect, Stop};
+use agentgate::pipeline::{detect, validate, Stop};
 use agentgate::{translate, Dialect, Options};
 
 use cli::{Cli, Command, Translate};
@@ -17,6 +17,7 @@ use cli::{Cli, Command, Translate};
 /// Exit statuses, as sysexits(3) names them.
 mod status {
     pub const OK: u8 = 0;
+    /// `detect` could not tell; `validate` found problems.
     pub const UNDECIDED: u8 = 1;
     pub const DATA: u8 = 65;
     pub const NO_INPUT: u8 = 66;
@@ -28,6 +29,7 @@ fn main() -> ExitCode {
     let code = match cli.command {
         Some(Command::Dialects) => dialects(),
         Some(Command::Detect { file }) => detect_command(file),
+        Some(Command::Validate { dialect, file }) => validate_command(&dialect, file),
         None => run(&cli.translate),
     };
     ExitCode::from(code)
@@ -83,6 +85,35 @@ fn detect_command(file: Option<PathBuf>) -> u8 {
         Ok(d) => write_out(format!("{d}\n").as_bytes()),
         Err(why) => {
             eprintln!("agentgate: {}: cannot tell the dialect: {why}", display(&path));
+            status::UNDECIDED
+        }
+    }
+}
+
+fn validate_command(dialect: &str, file: Option<PathBuf>) -> u8 {
+    let path = file.unwrap_or_else(|| PathBuf::from("-"));
+    let name = display(&path);
+    let input = match open(&path) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("agentgate: {name}: cannot open: {e}");
+            return status::NO_INPUT;
+        }
+    };
+    let mut problems = String::new();
+    let mut count = 0;
+    let result = validate(input, dialect.parse().ok(), &mut |line, p| {
+        count += 1;
+        problems.push_str(&if line == 0 { format!("{name}: {p}\n") } else { format!("{name}:{line}: {p}\n") });
+    });
+    match result {
+        Ok(_) if count == 0 => status::OK,
+        Ok(_) => match write_out(problems.as_bytes()) {
+            status::OK => status::UNDECIDED,
+            other => other,
+        },
+        Err(why) => {
+            eprintln!("agentgate: {name}: cannot tell the dialect: {why}");
             status::UNDECIDED
         }
     }

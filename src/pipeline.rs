@@ -10,6 +10,7 @@ use std::io::{self, Read, Write};
 
 use serde_json::{Map, Value};
 
+use crate::contract::StreamCheck;
 use crate::dialect::{Decode, Decoded, Detector, Dialect, Encode, Sink, Sniff};
 use crate::event::Event;
 use crate::framing::{Frame, Lines, DEFAULT_MAX_LINE_BYTES};
@@ -330,4 +331,68 @@ pub fn detect<R: Read>(input: R) -> Result<Dialect, String> {
         }
     }
     detector.finish()
+}
+
+/// Checks a stream against its dialect's contract (`mappings/`): every line, the terminal
+/// record, the ordering rules. `dialect` `None` detects it from the first lines. Each problem
+/// goes to `problem` with its line number (0: the stream as a whole). Gives the dialect
+/// checked, or why none could be told.
+pub fn validate<R: Read>(
+    input: R,
+    dialect: Option<Dialect>,
+    problem: &mut dyn FnMut(u64, String),
+) -> Result<Dialect, String> {
+    /// A line as framing gave it: its text, or what was wrong with it.
+    type Item = (u64, Result<String, String>);
+    fn feed(check: &mut StreamCheck<'_>, (n, item): Item) {
+        match item {
+            Ok(text) => check.numbered_line(n, &text),
+            Err(p) => check.problem(n, p),
+        }
+    }
+
+    let mut lines = Lines::new(input, DEFAULT_MAX_LINE_BYTES);
+    let mut detector = Detector::default();
+    let mut held: Vec<Item> = Vec::new();
+    let mut check = dialect.map(|d| (d, StreamCheck::new(d.contract())));
+    while let Some((n, frame)) = lines.next_frame().map_err(|e| format!("cannot read the input: {e}"))? {
+        let item = match frame {
+            Frame::Blank => continue,
+            Frame::Text(t) => Ok(t.to_string()),
+            Frame::TooLong(len) => Err(format!("line is {len} bytes, longer than the limit")),
+            Frame::NotUtf8(at) => Err(format!("not valid UTF-8 (bad byte at offset {at})")),
+        };
+        if let Some((_, c)) = check.as_mut() {
+            feed(c, (n, item));
+            continue;
+        }
+        // Detecting: hold the lines until the dialect is known.
+        let found = match item.as_deref().map(serde_json::from_str::<Value>) {
+            Ok(Ok(Value::Object(m))) => detector.feed(&m),
+            _ => None,
+        };
+        held.push((n, item));
+        let found = match found {
+            Some(d) => Some(d),
+            None if held.len() >= DETECT_LINES => Some(detector.finish()?),
+            None => None,
+        };
+        if let Some(d) = found {
+            let mut c = StreamCheck::new(d.contract());
+            held.drain(..).for_each(|item| feed(&mut c, item));
+            check = Some((d, c));
+        }
+    }
+    let (dialect, mut check) = match check {
+        Some(found) => found,
+        None => {
+            let d = detector.finish()?;
+            (d, StreamCheck::new(d.contract()))
+        }
+    };
+    held.into_iter().for_each(|item| feed(&mut check, item));
+    for (n, p) in check.finish() {
+        problem(n, p);
+    }
+    Ok(dialect)
 }

@@ -260,7 +260,10 @@ fn a_stream_that_ends_early_gets_one_incomplete_result_with_the_totals_so_far() 
 
 #[test]
 fn an_unknown_format_version_exits_65_naming_the_version() {
-    let out = run_with_stdin(&["--to", "localcode"], b"{\"v\":2,\"type\":\"stage\",\"name\":\"x\"}\n{\"v\":2,\"type\":\"stage\",\"name\":\"y\"}\n");
+    let out = run_with_stdin(
+        &["--to", "localcode"],
+        b"{\"v\":2,\"type\":\"stage\",\"name\":\"x\"}\n{\"v\":2,\"type\":\"stage\",\"name\":\"y\"}\n",
+    );
     assert_eq!(out.status.code(), Some(65));
     let err = text(&out.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -268,4 +271,29 @@ fn an_unknown_format_version_exits_65_naming_the_version() {
     let result = last_json(&out.stdout);
     assert_eq!(result["status"], "incomplete");
     assert!(result["reason"].as_str().unwrap().contains("version 2"));
+}
+
+#[test]
+fn validate_accepts_a_valid_stream_and_names_each_problem_of_an_invalid_one() {
+    let ok = bin().args(["validate", &fixture("localcode/expected/success.localcode.jsonl")]).output().unwrap();
+    assert_eq!(ok.status.code(), Some(0));
+    assert_eq!(text(&ok.stdout), "");
+
+    let input = concat!(
+        "{\"type\":\"tool_result\",\"id\":\"x\",\"name\":\"bash\",\"status\":\"completed\",\"output\":\"\"}\n",
+        "\n",
+        "{\"type\":\"complete\",\"exit_code\":\"0\",\"session_id\":\"s\",\"model\":null}\n",
+    );
+    let bad = run_with_stdin(&["validate", "--dialect", "adal"], input.as_bytes());
+    assert_eq!(bad.status.code(), Some(1));
+    assert_eq!(
+        text(&bad.stdout),
+        "<stdin>:1: tool_result.id \"x\" names no earlier tool_call\n<stdin>:3: complete.exit_code: expected Integer, got \"0\"\n"
+    );
+
+    let cut = bin().args(["validate", &fixture("localcode/truncated.jsonl")]).output().unwrap();
+    assert_eq!(cut.status.code(), Some(1));
+    let report = text(&cut.stdout);
+    assert!(report.contains("truncated.jsonl:8: not JSON"), "{report}");
+    assert!(report.ends_with("truncated.jsonl: no terminal \"result\" record\n"), "{report}");
 }

@@ -229,7 +229,8 @@ pub struct ToolDraft {
 }
 
 /// Tool-call arguments keep the form the source gave them: a JSON value, or text that a
-/// dialect wrote as text (which may or may not hold JSON). At most one of the two is set.
+/// dialect wrote as text (which may or may not hold JSON). Both are set only for JSON text
+/// that was not in its compact form: the value, and the text as written.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Arguments {
     #[serde(default, rename = "arguments", skip_serializing_if = "Option::is_none")]
@@ -248,9 +249,19 @@ impl Arguments {
     }
 
     /// JSON text that the source wrote as text: parsed when it is JSON, kept as text otherwise.
+    /// When the text is not the compact form of its value (spaces, key order), the text is kept
+    /// beside the value, so that writing it back as text gives the same string.
     pub fn json_text(t: String) -> Self {
         match serde_json::from_str::<Value>(&t) {
-            Ok(v) => Arguments::value(v),
+            Ok(v) => {
+                // (Not `v == t`: that would ask whether the value is the string `t`.)
+                let compact = v.to_string();
+                if compact == t {
+                    Arguments::value(v)
+                } else {
+                    Arguments { value: Some(v), text: Some(t) }
+                }
+            }
             Err(_) => Arguments::text(t),
         }
     }

@@ -15,6 +15,59 @@ pub enum Layout {
     Compact,
     /// `{"a": 1, "b": [1, 2]}`: Python's `json.dumps` with its default separators.
     Spaced,
+    /// Go's `encoding/json` on a map: compact, keys sorted at every depth, `<`, `>`, `&`,
+    /// U+2028 and U+2029 escaped as `\u003c`..., and `\u0008`/`\u000c` for backspace and form
+    /// feed.
+    Go,
+}
+
+/// Go's `encoding/json` string escaping, on compact output.
+struct GoFormatter;
+
+impl Formatter for GoFormatter {
+    fn write_string_fragment<W: ?Sized + io::Write>(&mut self, w: &mut W, fragment: &str) -> io::Result<()> {
+        let mut start = 0;
+        for (i, c) in fragment.char_indices() {
+            let escape = match c {
+                '<' => "\\u003c",
+                '>' => "\\u003e",
+                '&' => "\\u0026",
+                '\u{2028}' => "\\u2028",
+                '\u{2029}' => "\\u2029",
+                _ => continue,
+            };
+            w.write_all(&fragment.as_bytes()[start..i])?;
+            w.write_all(escape.as_bytes())?;
+            start = i + c.len_utf8();
+        }
+        w.write_all(&fragment.as_bytes()[start..])
+    }
+
+    fn write_char_escape<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        escape: serde_json::ser::CharEscape,
+    ) -> io::Result<()> {
+        use serde_json::ser::CharEscape;
+        match escape {
+            CharEscape::Backspace => w.write_all(b"\\u0008"),
+            CharEscape::FormFeed => w.write_all(b"\\u000c"),
+            other => CompactFormatter.write_char_escape(w, other),
+        }
+    }
+}
+
+/// `v` with the members of every object sorted by key, as Go and Rust's BTreeMap write them.
+pub fn sorted(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            Value::Object(keys.into_iter().map(|k| (k.clone(), sorted(&m[k]))).collect())
+        }
+        Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
 }
 
 /// Python's default `json.dumps` separators: `", "` and `": "`.
@@ -49,6 +102,10 @@ pub fn write_line(out: &mut Vec<u8>, value: &impl Serialize, layout: Layout) {
     let result = match layout {
         Layout::Compact => value.serialize(&mut serde_json::Serializer::with_formatter(&mut *out, CompactFormatter)),
         Layout::Spaced => value.serialize(&mut serde_json::Serializer::with_formatter(&mut *out, SpacedFormatter)),
+        Layout::Go => match serde_json::to_value(value) {
+            Ok(v) => sorted(&v).serialize(&mut serde_json::Serializer::with_formatter(&mut *out, GoFormatter)),
+            Err(e) => Err(e),
+        },
     };
     debug_assert!(result.is_ok());
     out.push(b'\n');
@@ -186,6 +243,16 @@ mod tests {
         let mut out = Vec::new();
         write_line(&mut out, &json!({"t": "é🙂\u{1}\n\"<"}), Layout::Compact);
         assert_eq!(String::from_utf8(out).unwrap(), "{\"t\":\"é🙂\\u0001\\n\\\"<\"}\n");
+    }
+
+    #[test]
+    fn go_layout_sorts_keys_at_every_depth_and_escapes_as_go_does() {
+        let mut out = Vec::new();
+        write_line(&mut out, &json!({"b": 1, "a": {"z": "<a&b>", "y": "\u{8}\u{c}\n\u{2028}é"}}), Layout::Go);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "{\"a\":{\"y\":\"\\u0008\\u000c\\n\\u2028é\",\"z\":\"\\u003ca\\u0026b\\u003e\"},\"b\":1}\n"
+        );
     }
 
     #[test]

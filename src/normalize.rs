@@ -95,6 +95,8 @@ pub struct Normalizer {
     message_text: String,
     last_error: Option<String>,
     terminal_done: bool,
+    /// The last record ended a turn: the next one starts the turn figures afresh.
+    turn_ended: bool,
     /// A record of the current line came after the terminal and was reported.
     flagged_line: bool,
     diagnostics: Vec<String>,
@@ -112,6 +114,7 @@ impl Normalizer {
             message_text: String::new(),
             last_error: None,
             terminal_done: false,
+            turn_ended: false,
             flagged_line: false,
             diagnostics: Vec::new(),
         }
@@ -160,6 +163,11 @@ impl Normalizer {
         self.ctx.delta = Tokens::default();
         self.ctx.matched = false;
         self.ctx.call = CallView::default();
+        if std::mem::take(&mut self.turn_ended) {
+            // The turn's figures were read at its end; what follows belongs to the next turn.
+            self.snapshots.clear();
+            self.ctx.turn_totals = Tokens::default();
+        }
         match &mut rec.event {
             Event::Session(s) => {
                 if self.ctx.session_id.is_none() {
@@ -175,7 +183,11 @@ impl Normalizer {
                 self.round_calls = 0;
                 self.message_text.clear();
             }
-            Event::TurnEnd { .. } | Event::RoundStart { .. } | Event::RoundEnd { .. } => self.round_calls = 0,
+            Event::TurnEnd { .. } => {
+                self.round_calls = 0;
+                self.turn_ended = true;
+            }
+            Event::RoundStart { .. } | Event::RoundEnd { .. } => self.round_calls = 0,
             Event::TextStart => self.message_text.clear(),
             Event::TextDelta { text, .. } => self.message_text.push_str(text),
             Event::TextReplace { text } | Event::TextEnd { text: Some(text) } => self.message_text.clone_from(text),
@@ -234,7 +246,9 @@ impl Normalizer {
                 }
             }
             Event::ToolWithdrawn { id: Some(id) } => {
-                self.open.shift_remove(id);
+                if let Some(call) = self.open.shift_remove(id) {
+                    self.ctx.call = CallView { index: call.index, name: Some(call.name), ..CallView::default() };
+                }
             }
             Event::PermissionDenied(d) => {
                 let found = match &d.id {

@@ -213,9 +213,11 @@ impl<'o> Run<'o> {
             diag(Diagnostic { line: n, message });
         }
         let mut sink = Sink { out: &mut self.out, report: &mut self.report };
-        let mut fate: Option<Fate> = None;
+        let mut fate: Option<Fate> = self.decoded.folded.then_some(Fate::Absorbed);
+        let first = sink.report.translated + sink.report.passed_through + sink.report.dropped == 0;
         for rec in self.decoded.records.drain(..) {
-            if matches!(rec.event, Event::Terminal(_)) {
+            if first || matches!(rec.event, Event::Terminal(_)) {
+                // Ids derived from the input: at the first record, and for the terminal.
                 self.norm.set_input_digest(lines.digest());
             }
             if rec.origin != self.opts.to && self.opts.to != Dialect::Canonical {

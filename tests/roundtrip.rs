@@ -8,6 +8,7 @@ use agentgate::Dialect;
 /// Fixtures that are not valid, complete streams of their dialect, and why.
 const NOT_ROUND_TRIPPABLE: &[(&str, &str)] = &[
     ("truncated", "cut off: the output gains a terminal record"),
+    ("no-result", "cut off: the output gains a terminal record"),
     ("failed-error-status", "status \"error\" is read, but written as the spec's \"incomplete\""),
 ];
 

@@ -13,6 +13,7 @@ use crate::report::{Fate, Report};
 pub mod adal;
 pub mod canonical;
 pub mod localcode;
+pub mod wuu;
 
 /// A stream format agentgate reads and writes.
 #[derive(
@@ -33,6 +34,7 @@ pub mod localcode;
 pub enum Dialect {
     Localcode,
     Adal,
+    Wuu,
     Canonical,
 }
 
@@ -63,6 +65,7 @@ impl Dialect {
         match self {
             Dialect::Localcode => Box::new(localcode::Decoder::new()),
             Dialect::Adal => Box::new(adal::Decoder::new()),
+            Dialect::Wuu => Box::new(wuu::Decoder::new()),
             Dialect::Canonical => Box::new(canonical::Decoder::new()),
         }
     }
@@ -71,6 +74,7 @@ impl Dialect {
         match self {
             Dialect::Localcode => Box::new(localcode::Encoder::new()),
             Dialect::Adal => Box::new(adal::Encoder::new()),
+            Dialect::Wuu => Box::new(wuu::Encoder::new()),
             Dialect::Canonical => Box::new(canonical::Encoder::new()),
         }
     }
@@ -80,6 +84,7 @@ impl Dialect {
         match self {
             Dialect::Localcode => localcode::sniff(line),
             Dialect::Adal => adal::sniff(line),
+            Dialect::Wuu => wuu::sniff(line),
             Dialect::Canonical => canonical::sniff(line),
         }
     }
@@ -128,6 +133,9 @@ impl LineError {
 pub struct Decoded {
     pub records: Vec<Record>,
     pub warnings: Vec<String>,
+    /// The line only repeats what an earlier line said (wuu's `command_*` twin of a `tool_*`
+    /// event): it has no records of its own, and nothing of it is lost.
+    pub folded: bool,
 }
 
 impl Decoded {
@@ -139,16 +147,22 @@ impl Decoded {
         self.warnings.push(message.into());
     }
 
+    pub fn fold(&mut self) {
+        self.folded = true;
+    }
+
     pub fn clear(&mut self) {
         self.records.clear();
         self.warnings.clear();
+        self.folded = false;
     }
 }
 
 /// Decodes the lines of one dialect into canonical records. A decoder holds what it must
 /// remember between lines, and nothing that grows with the stream.
 pub trait Decode {
-    /// Decodes one line (already parsed as a JSON object), adding at least one record.
+    /// Decodes one line (already parsed as a JSON object), adding at least one record, or
+    /// folding it into what earlier lines said.
     fn decode(&mut self, line: Map<String, Value>, out: &mut Decoded) -> Result<(), LineError>;
 }
 
@@ -176,7 +190,7 @@ pub enum Sniff {
 
 /// The order dialects are asked in: the most specific marks first (a canonical line carries
 /// `v` beside a `type` that other dialects use too).
-const DETECT_ORDER: [Dialect; 3] = [Dialect::Canonical, Dialect::Localcode, Dialect::Adal];
+const DETECT_ORDER: [Dialect; 4] = [Dialect::Canonical, Dialect::Wuu, Dialect::Localcode, Dialect::Adal];
 
 /// Decides the dialect of a stream from its first lines: the first line that only one
 /// dialect claims decides; lines that several dialects could hold narrow the choice.

@@ -3,9 +3,10 @@
 //!
 //! One event per line: `{"v":1,"type":"<kind>", ...fields}`, compact, integers as integers,
 //! absent fields left out. `v` is the format version; a reader refuses a version it does not
-//! know. An event decoded from another dialect that carried members the model has no field for
-//! has `"dialect"` and `"extra"` beside its fields, so that translating back to that dialect
-//! loses nothing; a line the model has no event for is an `extension` event holding it whole.
+//! know. An event decoded from another dialect names it in `"dialect"`, and carries the members
+//! of its source line that the model has no field for in `"extra"`, so that translating back to
+//! that dialect loses nothing; a line the model has no event for is an `extension` event holding
+//! it whole.
 //! The last line is `terminal`, with the run's outcome and totals.
 
 use serde_json::{Map, Value};
@@ -98,8 +99,7 @@ impl Encode for Encoder {
             // Every event serializes as an object with string keys; nothing else can happen.
             _ => return Fate::Dropped,
         }
-        let is_extension = matches!(rec.event, Event::Extension { .. });
-        if rec.origin != Dialect::Canonical && (is_extension || !rec.extra.is_empty()) {
+        if rec.origin != Dialect::Canonical {
             m.insert("dialect".into(), Value::String(rec.origin.name().into()));
         }
         if !rec.extra.is_empty() {

@@ -1,0 +1,298 @@
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use crate::contract::Contract;
+use crate::dialect::{take_type, whole_line, Decode, Decoded, Dialect, LineError, Record};
+use crate::event::{
+    Arguments, Basis, Event, Fields, Outcome, Phase, Scope, Session, Terminal, Tokens, ToolCall, ToolResult,
+    ToolStatus, Usage,
+};
+use crate::json::{take_count, take_str};
+
+/// The two event families that report the same bash call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Family {
+    Tool,
+    Command,
+}
+
+/// What has been read of one tool item, to count a bash call once although both families
+/// report it.
+#[derive(Debug, Default)]
+struct Item {
+    tool: bool,
+    command: bool,
+    /// The family whose output deltas are the call's output.
+    output_by: Option<Family>,
+    done: bool,
+}
+
+pub struct Decoder {
+    contract: &'static Contract,
+    thread_id: Option<String>,
+    turn_id: Option<String>,
+    items: HashMap<String, Item>,
+}
+
+impl Decoder {
+    pub fn new() -> Self {
+        Decoder { contract: Dialect::Wuu.contract(), thread_id: None, turn_id: None, items: HashMap::new() }
+    }
+
+    /// Drops `thread_id` and `turn_id` when they name the current thread and turn (the encoder
+    /// writes them back from its own state); different ones stay as unknown members.
+    fn strip_ids(&self, m: &mut Map<String, Value>) {
+        for (key, current) in [("thread_id", &self.thread_id), ("turn_id", &self.turn_id)] {
+            let same = match (m.get(key), current) {
+                (Some(Value::String(v)), Some(c)) => v == c,
+                (Some(Value::String(v)), None) => v.is_empty(),
+                _ => false,
+            };
+            if same {
+                m.shift_remove(key);
+            }
+        }
+    }
+
+    /// Notes that `family` reported an event for `item`; true when this event repeats what the
+    /// other family already said (then it adds nothing).
+    fn seen(&mut self, item: &str, family: Family, what: Step) -> bool {
+        let entry = self.items.entry(item.to_string()).or_default();
+        match family {
+            Family::Tool => entry.tool = true,
+            Family::Command => entry.command = true,
+        }
+        match what {
+            Step::Start => entry.tool && entry.command,
+            Step::Output => *entry.output_by.get_or_insert(family) != family,
+            Step::End => {
+                let twin_seen = entry.tool && entry.command;
+                if entry.done {
+                    self.items.remove(item);
+                    true
+                } else {
+                    entry.done = true;
+                    if !twin_seen {
+                        self.items.remove(item);
+                    }
+                    false
+                }
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    Start,
+    Output,
+    End,
+}
+
+impl Default for Decoder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn text(m: &mut Map<String, Value>, key: &str) -> String {
+    take_str(m, key).unwrap_or_default()
+}
+
+fn tokens(m: &mut Map<String, Value>) -> Tokens {
+    Tokens {
+        input: take_count(m, "input_tokens"),
+        output: take_count(m, "output_tokens"),
+        cache_read: take_count(m, "cache_read_tokens"),
+        cache_write: take_count(m, "cache_creation_tokens"),
+        ..Tokens::default()
+    }
+}
+
+/// `arguments` is JSON text; an object where a writer put one is taken as it is.
+fn arguments(m: &mut Map<String, Value>) -> Arguments {
+    match m.shift_remove("arguments") {
+        Some(Value::String(t)) => Arguments::json_text(t),
+        Some(Value::Null) | None => Arguments::default(),
+        Some(v) => Arguments::value(v),
+    }
+}
+
+impl Decode for Decoder {
+    fn decode(&mut self, mut m: Map<String, Value>, out: &mut Decoded) -> Result<(), LineError> {
+        let kind = take_type(&mut m)?;
+        let own = |event: Event, extra: Fields| Record::with_extra(Dialect::Wuu, event, extra);
+        if let Some(family) = match kind.as_str() {
+            k if k.starts_with("tool_") => Some(Family::Tool),
+            k if k.starts_with("command_") => Some(Family::Command),
+            _ => None,
+        } {
+            let step = match &kind[kind.find('_').unwrap_or(0)..] {
+                "_started" => Some(Step::Start),
+                "_output_delta" => Some(Step::Output),
+                "_completed" | "_removed" => Some(Step::End),
+                _ => None,
+            };
+            if let (Some(step), Some(item)) = (step, m.get("item_id").and_then(Value::as_str).map(str::to_string)) {
+                if self.seen(&item, family, step) {
+                    // The other family already reported this: one call, counted once.
+                    out.fold();
+                    return Ok(());
+                }
+            }
+        }
+        self.strip_ids(&mut m);
+        let event = match kind.as_str() {
+            "session_configured" => Event::Session(Session {
+                provider: take_str(&mut m, "provider"),
+                model: take_str(&mut m, "model"),
+                cwd: take_str(&mut m, "workspace_root"),
+                ..Session::default()
+            }),
+            "thread_started" | "thread_resumed" | "thread_forked" => {
+                self.thread_id = take_str(&mut m, "thread_id");
+                if kind != "thread_started" {
+                    // Which of the three, for writing it back to wuu.
+                    m.insert("type".into(), Value::String(kind.clone()));
+                }
+                Event::Session(Session {
+                    id: self.thread_id.clone(),
+                    provider: take_str(&mut m, "provider"),
+                    model: take_str(&mut m, "model"),
+                    cwd: take_str(&mut m, "cwd"),
+                    ..Session::default()
+                })
+            }
+            "turn_started" => {
+                self.turn_id = take_str(&mut m, "turn_id");
+                Event::TurnStart { id: self.turn_id.clone() }
+            }
+            "agent_message_delta" => Event::TextDelta { text: text(&mut m, "delta"), chars: None },
+            "agent_message_final" => Event::TextReplace { text: text(&mut m, "message") },
+            "usage_updated" => Event::Usage(Usage {
+                scope: Scope::Turn,
+                basis: Basis::Cumulative,
+                final_: false,
+                of: self.turn_id.clone(),
+                model: None,
+                tokens: tokens(&mut m),
+            }),
+            "turn_completed" => {
+                out.push(own(
+                    Event::Usage(Usage {
+                        scope: Scope::Turn,
+                        basis: Basis::Cumulative,
+                        final_: true,
+                        of: self.turn_id.clone(),
+                        model: None,
+                        tokens: tokens(&mut m),
+                    }),
+                    Fields::new(),
+                ));
+                Event::TurnEnd { id: self.turn_id.clone(), status: Some("completed".into()), reason: None }
+            }
+            "turn_failed" => {
+                out.push(own(Event::Error { message: text(&mut m, "error"), fatal: true }, Fields::new()));
+                Event::TurnEnd { id: self.turn_id.clone(), status: Some("failed".into()), reason: None }
+            }
+            "turn_interrupted" => Event::TurnEnd {
+                id: self.turn_id.clone(),
+                status: Some("interrupted".into()),
+                reason: take_str(&mut m, "reason"),
+            },
+            "tool_started" | "command_started" => {
+                let name = take_str(&mut m, "name").unwrap_or_else(|| {
+                    if kind == "command_started" {
+                        "bash".into()
+                    } else {
+                        String::new()
+                    }
+                });
+                let mut args = arguments(&mut m);
+                if args.is_empty() {
+                    if let Some(command) = m.get("command").cloned() {
+                        args = Arguments::value(serde_json::json!({ "command": command }));
+                    }
+                }
+                Event::ToolCall(ToolCall { id: take_str(&mut m, "item_id"), index: None, name, arguments: args })
+            }
+            "tool_output_delta" | "command_output_delta" => {
+                Event::ToolOutput { id: take_str(&mut m, "item_id"), text: text(&mut m, "delta"), accumulated: false }
+            }
+            "tool_completed" | "command_completed" => {
+                let status = match m.get("status").and_then(Value::as_str) {
+                    Some(word) => {
+                        match self.contract.decode.get("tool_status").and_then(|t| t.get(word)).and_then(Value::as_str)
+                        {
+                            Some(known) => {
+                                m.shift_remove("status");
+                                known.parse().unwrap_or(ToolStatus::Failed)
+                            }
+                            // An unknown status word stays as an unknown member, for wuu itself.
+                            None => ToolStatus::Failed,
+                        }
+                    }
+                    None => ToolStatus::Completed,
+                };
+                let error = take_str(&mut m, "error").filter(|e| !e.is_empty());
+                Event::ToolResult(ToolResult {
+                    id: take_str(&mut m, "item_id"),
+                    index: None,
+                    name: take_str(&mut m, "name"),
+                    status,
+                    output: None,
+                    error,
+                    arguments: Arguments::default(),
+                })
+            }
+            "tool_removed" | "command_removed" => Event::ToolWithdrawn { id: take_str(&mut m, "item_id") },
+            "file_changed" => Event::FileChange {
+                path: text(&mut m, "path"),
+                action: take_str(&mut m, "action"),
+                tool: take_str(&mut m, "tool_name"),
+                data: std::mem::take(&mut m),
+            },
+            "subagent_started" | "subagent_updated" | "subagent_completed" => Event::Subagent {
+                phase: match kind.as_str() {
+                    "subagent_started" => Phase::Start,
+                    "subagent_updated" => Phase::Update,
+                    _ => Phase::End,
+                },
+                id: take_str(&mut m, "agent_id"),
+                status: take_str(&mut m, "status"),
+                data: std::mem::take(&mut m),
+            },
+            "todo_updated" => Event::Todo { items: m.shift_remove("todo").unwrap_or(Value::Null) },
+            "provider_state" | "request_context" => {
+                Event::Diagnostics { kind: kind.clone(), data: std::mem::take(&mut m) }
+            }
+            "error" => Event::Error { message: text(&mut m, "error"), fatal: false },
+            "result" => {
+                let status = text(&mut m, "status");
+                let outcome = self.contract.decode_outcome("status", &status);
+                if outcome.is_none() {
+                    out.warn(format!("result has status \"{status}\", not one wuu lists; read as an incomplete run"));
+                }
+                out.push(own(Event::FinalAnswer { text: text(&mut m, "final_message") }, Fields::new()));
+                let mut t = Terminal::new(outcome.unwrap_or(Outcome::Incomplete));
+                if outcome.is_none() {
+                    t.reason = Some(status);
+                }
+                t.error = take_str(&mut m, "error").filter(|e| !e.is_empty());
+                // A thread_id that is the current thread's was stripped; another one (or the only
+                // one, in a stream that never started a thread) names the session.
+                t.session_id =
+                    take_str(&mut m, "thread_id").filter(|s| !s.is_empty()).or_else(|| self.thread_id.clone());
+                Event::Terminal(t)
+            }
+            _ => {
+                let line = whole_line(kind, m);
+                out.push(Record::new(Dialect::Wuu, Event::Extension { line }));
+                return Ok(());
+            }
+        };
+        out.push(own(event, m));
+        Ok(())
+    }
+}

@@ -1,0 +1,469 @@
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Map, Value};
+
+use crate::contract::Contract;
+use crate::dialect::{Dialect, Encode, Record, Sink};
+use crate::event::{Arguments, Event, Fields, Outcome, Phase, Session, ToolStatus};
+use crate::json::{write_line, Layout};
+use crate::normalize::Context;
+use crate::report::Fate;
+
+pub struct Encoder {
+    contract: &'static Contract,
+    configured: bool,
+    thread_id: Option<String>,
+    /// The open turn.
+    turn_id: Option<String>,
+    last_turn_id: Option<String>,
+    turns: u64,
+    /// Text streamed from another dialect since the last `agent_message_final`: wuu ends a
+    /// message with one, so it is written before the next event that is not text.
+    message: String,
+    unfinished_message: bool,
+    /// Why the turn failed, for its `turn_failed` and the result.
+    pending_error: Option<String>,
+    /// Items whose output went out as deltas, and how much of it (for accumulated output).
+    streamed: HashMap<String, usize>,
+    /// Items of calls to bash, which wuu reports as `command_*` events too.
+    bash: HashSet<String>,
+}
+
+impl Encoder {
+    pub fn new() -> Self {
+        Encoder {
+            contract: Dialect::Wuu.contract(),
+            configured: false,
+            thread_id: None,
+            turn_id: None,
+            last_turn_id: None,
+            turns: 0,
+            message: String::new(),
+            unfinished_message: false,
+            pending_error: None,
+            streamed: HashMap::new(),
+            bash: HashSet::new(),
+        }
+    }
+}
+
+impl Default for Encoder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Which ids a line carries.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ids {
+    None,
+    Thread,
+    Turn,
+}
+
+fn s(x: impl Into<String>) -> Value {
+    Value::String(x.into())
+}
+
+/// Arguments as the JSON text wuu writes: the source's text when it was JSON already, the
+/// compact form of a value, and text that is not JSON as a JSON string, so that it parses —
+/// unless wuu itself wrote that text (`own`): then it goes back as it came.
+fn json_text(a: &Arguments, own: bool) -> String {
+    match (&a.value, &a.text) {
+        (Some(_), Some(t)) => t.clone(),
+        (Some(v), None) => v.to_string(),
+        (None, Some(t)) if own => t.clone(),
+        (None, Some(t)) => Value::String(t.clone()).to_string(),
+        (None, None) => "{}".into(),
+    }
+}
+
+impl Encoder {
+    fn emit(&self, sink: &mut Sink<'_>, kind: &str, fields: Vec<(&str, Value)>, ids: Ids, extra: Option<&Fields>) {
+        let mut m = Map::new();
+        m.insert("type".into(), s(kind));
+        if ids != Ids::None {
+            m.insert("thread_id".into(), s(self.thread_id.clone().unwrap_or_default()));
+        }
+        if ids == Ids::Turn {
+            m.insert(
+                "turn_id".into(),
+                s(self.turn_id.clone().or_else(|| self.last_turn_id.clone()).unwrap_or_default()),
+            );
+        }
+        for (k, v) in fields {
+            m.insert(k.into(), v);
+        }
+        for (k, v) in extra.into_iter().flatten() {
+            m.insert(k.clone(), v.clone());
+        }
+        write_line(sink.out, &m, Layout::Go);
+    }
+
+    /// `session_configured` comes first; made from what the run says of its session where the
+    /// source has no such line.
+    fn ensure_configured(&mut self, session: Option<&Session>, ctx: &Context, sink: &mut Sink<'_>) {
+        if self.configured {
+            return;
+        }
+        self.configured = true;
+        sink.report.synthesized("session_configured");
+        let fields = vec![
+            ("model", s(session.and_then(|x| x.model.clone()).or_else(|| ctx.model.clone()).unwrap_or_default())),
+            ("provider", s(session.and_then(|x| x.provider.clone()).unwrap_or_default())),
+            ("workspace_root", s(session.and_then(|x| x.cwd.clone()).unwrap_or_default())),
+        ];
+        self.emit(sink, "session_configured", fields, Ids::None, None);
+    }
+
+    /// Then `thread_started`, with the source's session id as the thread id, or one derived
+    /// from the input.
+    fn ensure_session(&mut self, session: Option<&Session>, ctx: &Context, sink: &mut Sink<'_>) {
+        self.ensure_configured(session, ctx, sink);
+        if self.thread_id.is_some() {
+            return;
+        }
+        let id = session
+            .and_then(|x| x.id.clone())
+            .or_else(|| ctx.session_id.clone())
+            .unwrap_or_else(|| format!("thread-{}", ctx.input_digest.get(..16).unwrap_or("0000000000000000")));
+        self.thread_id = Some(id);
+        sink.report.synthesized("thread_started");
+        let fields = vec![
+            ("model", s(session.and_then(|x| x.model.clone()).or_else(|| ctx.model.clone()).unwrap_or_default())),
+            ("provider", s(session.and_then(|x| x.provider.clone()).unwrap_or_default())),
+            ("cwd", s(session.and_then(|x| x.cwd.clone()).unwrap_or_default())),
+        ];
+        self.emit(sink, "thread_started", fields, Ids::Thread, None);
+    }
+
+    /// Events of a turn need one open.
+    fn ensure_turn(&mut self, ctx: &Context, sink: &mut Sink<'_>) {
+        self.ensure_session(None, ctx, sink);
+        if self.turn_id.is_none() {
+            self.turns += 1;
+            self.turn_id = Some(format!("turn-{}", self.turns));
+            sink.report.synthesized("turn_started");
+            self.emit(sink, "turn_started", vec![], Ids::Turn, None);
+        }
+    }
+
+    fn finish_message(&mut self, sink: &mut Sink<'_>) {
+        if std::mem::take(&mut self.unfinished_message) {
+            sink.report.synthesized("agent_message_final");
+            let message = std::mem::take(&mut self.message);
+            self.emit(sink, "agent_message_final", vec![("message", s(message))], Ids::Turn, None);
+        }
+    }
+
+    /// Ends the open turn as `status` says: completed, failed, or interrupted (`reason`).
+    fn close_turn(
+        &mut self,
+        status: &str,
+        reason: Option<&str>,
+        ctx: &Context,
+        sink: &mut Sink<'_>,
+        extra: Option<&Fields>,
+    ) {
+        self.finish_message(sink);
+        match status {
+            "failed" => {
+                let error = self.pending_error.clone().unwrap_or_default();
+                self.emit(sink, "turn_failed", vec![("error", s(error))], Ids::Turn, extra);
+            }
+            "interrupted" | "timeout" => {
+                let reason = reason.unwrap_or(status);
+                self.emit(sink, "turn_interrupted", vec![("reason", s(reason))], Ids::Turn, extra);
+            }
+            _ => {
+                let t = ctx.turn_totals;
+                let fields = vec![
+                    ("input_tokens", Value::from(t.input.unwrap_or(0))),
+                    ("output_tokens", Value::from(t.output.unwrap_or(0))),
+                    ("trace_path", s("")),
+                    ("awaiting_auto_continuation", Value::Bool(false)),
+                ];
+                self.emit(sink, "turn_completed", fields, Ids::Turn, extra);
+            }
+        }
+        self.last_turn_id = self.turn_id.take();
+    }
+
+    /// A `tool_*` line, and its `command_*` twin for a call to bash.
+    fn tool(&self, sink: &mut Sink<'_>, step: &str, item: &str, fields: Vec<(&str, Value)>, extra: Option<&Fields>) {
+        let mut all = vec![("item_id", s(item))];
+        all.extend(fields.iter().cloned());
+        self.emit(sink, &format!("tool_{step}"), all.clone(), Ids::Turn, extra);
+        if self.bash.contains(item) {
+            self.emit(sink, &format!("command_{step}"), all, Ids::Turn, None);
+        }
+    }
+
+    fn start_call(&mut self, sink: &mut Sink<'_>, item: &str, name: &str, args: &Arguments, extra: Option<&Fields>) {
+        let mut fields = vec![("name", s(name)), ("arguments", s(json_text(args, extra.is_some())))];
+        if name == "bash" {
+            self.bash.insert(item.to_string());
+        }
+        self.emit(
+            sink,
+            "tool_started",
+            {
+                let mut f = vec![("item_id", s(item))];
+                f.extend(fields.iter().cloned());
+                f
+            },
+            Ids::Turn,
+            extra,
+        );
+        if name == "bash" {
+            // The command family adds the command and process id when the arguments hold them.
+            if let Some(Value::Object(o)) = args.to_value() {
+                for key in ["command", "process_id"] {
+                    if let Some(v) = o.get(key) {
+                        fields.push((key, v.clone()));
+                    }
+                }
+            }
+            let mut f = vec![("item_id", s(item))];
+            f.extend(fields);
+            self.emit(sink, "command_started", f, Ids::Turn, None);
+        }
+    }
+
+    fn end_call(
+        &mut self,
+        sink: &mut Sink<'_>,
+        item: &str,
+        name: &str,
+        status: &str,
+        error: &str,
+        extra: Option<&Fields>,
+    ) {
+        self.tool(sink, "completed", item, vec![("name", s(name)), ("status", s(status)), ("error", s(error))], extra);
+        self.streamed.remove(item);
+        self.bash.remove(item);
+    }
+}
+
+impl Encode for Encoder {
+    fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
+        let own = rec.origin == Dialect::Wuu;
+        let extra = own.then_some(&rec.extra);
+        match &rec.event {
+            Event::Session(x) if own && x.id.is_none() && !self.configured => {
+                self.configured = true;
+                let fields = vec![
+                    ("model", s(x.model.clone().unwrap_or_default())),
+                    ("provider", s(x.provider.clone().unwrap_or_default())),
+                    ("workspace_root", s(x.cwd.clone().unwrap_or_default())),
+                ];
+                self.emit(sink, "session_configured", fields, Ids::None, extra);
+            }
+            Event::Session(x) if own && x.id.is_some() => {
+                self.ensure_configured(Some(x), ctx, sink);
+                self.thread_id = x.id.clone();
+                let fields = vec![
+                    ("model", s(x.model.clone().unwrap_or_default())),
+                    ("provider", s(x.provider.clone().unwrap_or_default())),
+                    ("cwd", s(x.cwd.clone().unwrap_or_default())),
+                ];
+                // `extra` names thread_resumed or thread_forked where the source said so.
+                self.emit(sink, "thread_started", fields, Ids::Thread, extra);
+            }
+            Event::Session(x) => {
+                if self.configured && self.thread_id.is_some() {
+                    return Fate::Absorbed;
+                }
+                self.ensure_session(Some(x), ctx, sink);
+            }
+            Event::TurnStart { id } => {
+                self.ensure_session(None, ctx, sink);
+                if self.turn_id.is_some() {
+                    self.close_turn("completed", None, ctx, sink, None);
+                }
+                self.turns += 1;
+                self.turn_id = Some(id.clone().unwrap_or_else(|| format!("turn-{}", self.turns)));
+                self.emit(sink, "turn_started", vec![], Ids::Turn, extra);
+            }
+            Event::TurnEnd { status, reason, .. } => {
+                self.ensure_turn(ctx, sink);
+                self.close_turn(status.as_deref().unwrap_or("completed"), reason.as_deref(), ctx, sink, extra);
+            }
+            Event::TextStart => {
+                self.finish_message(sink);
+                self.message.clear();
+                return Fate::Absorbed;
+            }
+            Event::TextDelta { text, .. } => {
+                self.ensure_turn(ctx, sink);
+                if !own {
+                    self.message.push_str(text);
+                    self.unfinished_message = true;
+                }
+                self.emit(sink, "agent_message_delta", vec![("delta", s(text.clone()))], Ids::Turn, extra);
+            }
+            Event::TextReplace { text } | Event::TextEnd { text: Some(text) } => {
+                self.ensure_turn(ctx, sink);
+                self.unfinished_message = false;
+                self.message.clear();
+                self.emit(sink, "agent_message_final", vec![("message", s(text.clone()))], Ids::Turn, extra);
+            }
+            Event::TextEnd { text: None } => {
+                self.finish_message(sink);
+                return Fate::Absorbed;
+            }
+            Event::ToolCall(c) => {
+                self.ensure_turn(ctx, sink);
+                self.finish_message(sink);
+                let id = c.id.clone().unwrap_or_default();
+                self.start_call(sink, &id, &c.name, &c.arguments, extra);
+            }
+            Event::ToolOutput { id: Some(id), text, accumulated } => {
+                self.ensure_turn(ctx, sink);
+                let sent = self.streamed.get(id).copied().unwrap_or(0);
+                let delta = if *accumulated { text.get(sent..).unwrap_or("") } else { text.as_str() };
+                self.streamed.insert(id.clone(), if *accumulated { text.len() } else { sent + text.len() });
+                self.tool(sink, "output_delta", id, vec![("delta", s(delta))], extra);
+            }
+            Event::ToolResult(r) => {
+                self.ensure_turn(ctx, sink);
+                self.finish_message(sink);
+                let id = r.id.clone().unwrap_or_default();
+                let name = r.name.as_ref().or(ctx.call.name.as_ref()).cloned().unwrap_or_default();
+                if !ctx.matched {
+                    sink.report.synthesized("tool_started");
+                    self.start_call(sink, &id, &name, &r.arguments, None);
+                }
+                if !self.streamed.contains_key(&id) {
+                    // wuu delivers output as deltas only; a result that carries its output
+                    // sends it as one delta before the completion.
+                    if let Some(output) = r.output.as_deref().filter(|o| !o.is_empty()) {
+                        self.tool(sink, "output_delta", &id, vec![("delta", s(output))], None);
+                    }
+                }
+                let status = match r.status {
+                    ToolStatus::Completed => "completed",
+                    ToolStatus::Failed => "failed",
+                    ToolStatus::Cancelled => "cancelled",
+                };
+                self.end_call(sink, &id, &name, status, r.error.as_deref().unwrap_or(""), extra);
+            }
+            Event::ToolWithdrawn { id: Some(id) } => {
+                self.ensure_turn(ctx, sink);
+                self.tool(sink, "removed", id, vec![], extra);
+                self.streamed.remove(id);
+                self.bash.remove(id);
+            }
+            Event::PermissionDenied(d) => {
+                // wuu has no refusal event: the call is started and fails, saying why.
+                self.ensure_turn(ctx, sink);
+                self.finish_message(sink);
+                let id = d.id.clone().unwrap_or_default();
+                let why = format!("permission denied: {}", d.reason.as_deref().unwrap_or("approval required"));
+                if !ctx.matched {
+                    self.start_call(sink, &id, &d.name, &d.arguments, None);
+                }
+                self.end_call(sink, &id, &d.name, "failed", &why, None);
+                self.pending_error.get_or_insert(why);
+            }
+            Event::Usage(u) if own && u.final_ => return Fate::Absorbed,
+            Event::Usage(_) => {
+                self.ensure_turn(ctx, sink);
+                let t = ctx.turn_totals;
+                let fields = vec![
+                    ("input_tokens", Value::from(t.input.unwrap_or(0))),
+                    ("output_tokens", Value::from(t.output.unwrap_or(0))),
+                    ("cache_creation_tokens", Value::from(t.cache_write.unwrap_or(0))),
+                    ("cache_read_tokens", Value::from(t.cache_read.unwrap_or(0))),
+                ];
+                self.emit(sink, "usage_updated", fields, Ids::Turn, extra);
+            }
+            Event::Error { message, fatal: false } if own => {
+                self.ensure_session(None, ctx, sink);
+                let fields = vec![("error", s(message.clone())), ("retrying", Value::Bool(false))];
+                self.emit(sink, "error", fields, Ids::None, extra);
+            }
+            Event::Error { message, .. } => {
+                // wuu's error event is not a general error channel: a run's error goes to the
+                // turn that fails and to the result.
+                self.pending_error = Some(message.clone());
+                return Fate::Absorbed;
+            }
+            Event::FileChange { path, action, tool, data } => {
+                self.ensure_turn(ctx, sink);
+                let mut fields: Vec<(&str, Value)> = data.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+                fields.push(("path", s(path.clone())));
+                fields.push(("action", s(action.clone().unwrap_or_default())));
+                fields.push(("tool_name", s(tool.clone().unwrap_or_default())));
+                self.emit(sink, "file_changed", fields, Ids::Turn, extra);
+            }
+            Event::Subagent { phase, id, status, data } => {
+                self.ensure_session(None, ctx, sink);
+                let kind = match phase {
+                    Phase::Start => "subagent_started",
+                    Phase::Update => "subagent_updated",
+                    Phase::End => "subagent_completed",
+                };
+                let mut fields: Vec<(&str, Value)> = data.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+                fields.push(("agent_id", s(id.clone().unwrap_or_default())));
+                if let Some(st) = status {
+                    fields.push(("status", s(st.clone())));
+                }
+                self.emit(sink, kind, fields, Ids::None, extra);
+            }
+            Event::Todo { items } => {
+                self.ensure_turn(ctx, sink);
+                self.emit(sink, "todo_updated", vec![("todo", items.clone())], Ids::Turn, extra);
+            }
+            Event::Diagnostics { kind, data } if kind == "provider_state" || kind == "request_context" => {
+                self.ensure_session(None, ctx, sink);
+                let fields: Vec<(&str, Value)> = data.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+                self.emit(sink, kind, fields, Ids::None, extra);
+            }
+            Event::FinalAnswer { .. } => return Fate::Absorbed,
+            Event::Terminal(t) => {
+                self.ensure_session(None, ctx, sink);
+                self.finish_message(sink);
+                let error = t.error.clone().or_else(|| self.pending_error.clone()).or_else(|| {
+                    // An incomplete run fails its turn and its result with its reason.
+                    (t.outcome == Outcome::Incomplete).then(|| t.reason.clone()).flatten()
+                });
+                if self.turn_id.is_some() {
+                    if self.pending_error.is_none() {
+                        self.pending_error = error.clone();
+                    }
+                    let (status, reason) = match t.outcome {
+                        Outcome::Completed => ("completed", None),
+                        Outcome::Timeout => ("interrupted", Some("timeout")),
+                        Outcome::Interrupted => ("interrupted", Some("interrupted")),
+                        _ => ("failed", None),
+                    };
+                    self.close_turn(status, reason, ctx, sink, None);
+                }
+                let status = self.contract.outcome_str(t.outcome, "status").unwrap_or("failed");
+                let mut fields = vec![
+                    ("status", s(status)),
+                    ("final_message", s(t.final_text.clone().unwrap_or_default())),
+                    ("run_id", s("")),
+                    ("trace_path", s("")),
+                ];
+                let error = if t.outcome == Outcome::Completed { None } else { error.or_else(|| t.reason.clone()) };
+                if let Some(e) = error.filter(|e| !e.is_empty()) {
+                    fields.push(("error", s(e)));
+                }
+                let turn = self.last_turn_id.clone().unwrap_or_default();
+                fields.push(("turn_id", s(turn)));
+                self.emit(sink, "result", fields, Ids::Thread, extra);
+            }
+            Event::Extension { line } if own => {
+                write_line(sink.out, line, Layout::Go);
+                return Fate::PassedThrough;
+            }
+            other => {
+                sink.report.dropped_kind(other.kind());
+                return Fate::Dropped;
+            }
+        }
+        Fate::Written
+    }
+}

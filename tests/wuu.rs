@@ -1,0 +1,165 @@
+//! wuu: cumulative usage per turn, bash reported twice but counted once, replacement text,
+//! and a stream a wuu consumer accepts whatever the source.
+
+mod common;
+
+use serde_json::{json, Value};
+
+use agentgate::Dialect;
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(common::fixtures().join(name)).unwrap()
+}
+
+fn kinds(lines: &[Value]) -> Vec<&str> {
+    lines.iter().map(|l| l["type"].as_str().unwrap()).collect()
+}
+
+#[test]
+fn a_bash_call_reported_as_tool_and_command_events_is_one_call() {
+    let out = common::values(&common::translate(&fixture("wuu/success.jsonl"), Dialect::Wuu, Dialect::Canonical));
+    let calls: Vec<&Value> = out.iter().filter(|l| l["type"] == "tool_call" && l["id"] == "item-2").collect();
+    let results: Vec<&Value> = out.iter().filter(|l| l["type"] == "tool_result" && l["id"] == "item-2").collect();
+    let outputs: Vec<&Value> = out.iter().filter(|l| l["type"] == "tool_output" && l["id"] == "item-2").collect();
+    assert_eq!((calls.len(), results.len(), outputs.len()), (1, 1, 1));
+    assert_eq!(results[0]["error"], "exit status 1");
+    // And the output reaches a target that wants it on the result, once.
+    let lc = common::values(&common::translate(&fixture("wuu/success.jsonl"), Dialect::Wuu, Dialect::Localcode));
+    let bash = lc.iter().find(|l| l["type"] == "tool_result" && l["name"] == "bash").unwrap();
+    assert_eq!(bash["result"], "FAIL widget.test.tsx\n");
+    assert_eq!(bash["error"], "true");
+}
+
+#[test]
+fn usage_snapshots_count_once_and_turns_add_up() {
+    let lc = common::values(&common::translate(&fixture("wuu/success.jsonl"), Dialect::Wuu, Dialect::Localcode));
+    let sum: u64 = lc
+        .iter()
+        .filter(|l| l["type"] == "turn_tokens")
+        .map(|l| l["prompt_tokens"].as_str().unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(sum, 3000 + 800, "the latest snapshot of each turn, not the sum of snapshots");
+    assert_eq!(lc.last().unwrap()["tokens"]["prompt"], 3800);
+}
+
+#[test]
+fn other_dialects_give_monotone_cumulative_snapshots_per_turn() {
+    let out = common::values(&common::translate(&fixture("localcode/success.jsonl"), Dialect::Localcode, Dialect::Wuu));
+    let snapshots: Vec<u64> =
+        out.iter().filter(|l| l["type"] == "usage_updated").map(|l| l["input_tokens"].as_u64().unwrap()).collect();
+    assert_eq!(snapshots, vec![1200, 2700, 4350, 6050]);
+    let done = out.iter().find(|l| l["type"] == "turn_completed").unwrap();
+    assert_eq!((done["input_tokens"].as_u64(), done["output_tokens"].as_u64()), (Some(6050), Some(350)));
+
+    // Two turns: the second turn's snapshots start again from its own first figures.
+    let input = [
+        json!({"v": 1, "type": "turn_start", "id": "a"}),
+        json!({"v": 1, "type": "usage", "scope": "round", "basis": "delta", "final": true, "input": 10, "output": 1}),
+        json!({"v": 1, "type": "usage", "scope": "round", "basis": "delta", "final": true, "input": 20, "output": 2}),
+        json!({"v": 1, "type": "turn_end", "id": "a"}),
+        json!({"v": 1, "type": "usage", "scope": "round", "basis": "delta", "final": true, "input": 5, "output": 1}),
+        json!({"v": 1, "type": "terminal", "outcome": "completed"}),
+    ]
+    .iter()
+    .map(|v| format!("{v}\n"))
+    .collect::<String>();
+    let out = common::values(&common::translate(input.as_bytes(), Dialect::Canonical, Dialect::Wuu));
+    let seen: Vec<(String, u64)> = out
+        .iter()
+        .filter(|l| l["type"] == "usage_updated")
+        .map(|l| (l["turn_id"].as_str().unwrap().to_string(), l["input_tokens"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(seen, vec![("a".into(), 10), ("a".into(), 30), ("turn-2".into(), 5)]);
+    let back = common::values(&common::translate(
+        out.iter().map(|v| format!("{v}\n")).collect::<String>().as_bytes(),
+        Dialect::Wuu,
+        Dialect::Canonical,
+    ));
+    assert_eq!(back.last().unwrap()["usage"]["input"], 35);
+}
+
+#[test]
+fn the_final_message_replaces_the_streamed_text() {
+    let out = common::values(&common::translate(&fixture("wuu/success.jsonl"), Dialect::Wuu, Dialect::Adal));
+    let answer = out.iter().find(|l| l["type"] == "answer").unwrap();
+    assert_eq!(answer["content"], "Fixed <Widget> & its test: 2 files changed.");
+}
+
+#[test]
+fn a_removed_tool_is_withdrawn_not_answered() {
+    let out = common::values(&common::translate(&fixture("wuu/tool-removed.jsonl"), Dialect::Wuu, Dialect::Canonical));
+    assert!(out.iter().any(|l| l["type"] == "tool_withdrawn" && l["id"] == "item-1"));
+    assert!(!out.iter().any(|l| l["type"] == "tool_result" && l["id"] == "item-1"));
+}
+
+#[test]
+fn a_first_subagent_update_may_already_be_terminal() {
+    let out = common::values(&common::translate(&fixture("wuu/success.jsonl"), Dialect::Wuu, Dialect::Canonical));
+    let sub = out.iter().find(|l| l["type"] == "subagent").unwrap();
+    assert_eq!(
+        (sub["phase"].as_str(), sub["status"].as_str(), sub["id"].as_str()),
+        (Some("update"), Some("completed"), Some("agent-7"))
+    );
+}
+
+#[test]
+fn every_source_gives_a_stream_a_wuu_consumer_accepts() {
+    for case in common::cases() {
+        let text = common::translate(&case.input, case.dialect, Dialect::Wuu);
+        for raw in text.lines() {
+            assert!(!raw.contains('<') && !raw.contains('>') && !raw.contains('&'), "Go escapes <>&: {raw}");
+        }
+        let out = common::values(&text);
+        let ctx = case.path.display();
+        assert_eq!(&kinds(&out)[..2], &["session_configured", "thread_started"], "{ctx}");
+        let last = out.last().unwrap();
+        assert_eq!(last["type"], "result", "{ctx}");
+        for key in ["thread_id", "turn_id", "run_id", "final_message", "trace_path"] {
+            assert!(last[key].is_string(), "{ctx}: result.{key}");
+        }
+        assert!(
+            last.get("error").map_or(true, |e| !e.as_str().unwrap().is_empty()),
+            "{ctx}: error only when non-empty"
+        );
+        let mut open_turn: Option<String> = None;
+        for l in &out {
+            let kind = l["type"].as_str().unwrap();
+            if kind == "turn_started" {
+                assert!(open_turn.is_none(), "{ctx}: a turn starts while another is open");
+                open_turn = l["turn_id"].as_str().map(str::to_string);
+            }
+            if kind.starts_with("tool_")
+                || kind.starts_with("command_")
+                || kind.starts_with("agent_message")
+                || kind == "usage_updated"
+            {
+                assert_eq!(l["turn_id"].as_str(), open_turn.as_deref(), "{ctx}: {kind} outside its turn");
+                assert!(l["thread_id"].is_string(), "{ctx}: {kind} without thread_id");
+            }
+            if kind.starts_with("tool_") || kind.starts_with("command_") {
+                assert!(l["item_id"].is_string(), "{ctx}: {kind} without item_id");
+            }
+            // (wuu's own text that is not JSON goes back as wuu wrote it.)
+            if kind == "tool_started" && case.dialect != Dialect::Wuu {
+                let args = l["arguments"].as_str().expect("arguments is text");
+                assert!(serde_json::from_str::<Value>(args).is_ok(), "{ctx}: arguments is JSON text: {args}");
+            }
+            if kind == "tool_completed" {
+                assert!(l["status"].is_string() && l["error"].is_string(), "{ctx}: {l}");
+            }
+            if kind.starts_with("turn_") && kind != "turn_started" {
+                open_turn = None;
+            }
+        }
+        assert!(open_turn.is_none(), "{ctx}: the last turn is ended before the result");
+    }
+}
+
+#[test]
+fn unknown_types_and_fields_survive_a_round_trip() {
+    let input = fixture("wuu/unknown-events.jsonl");
+    let out = common::translate(&input, Dialect::Wuu, Dialect::Wuu);
+    assert!(out.contains("{\"at\":\"2026-11-01T10:00:00Z\",\"type\":\"heartbeat\"}"));
+    assert!(out.contains("\"sandbox\":\"ro\""));
+    assert!(out.contains("\"structured_result\":{\"ok\":true}"));
+}

@@ -164,11 +164,9 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Map::is_empty")]
         data: Fields,
     },
-    /// A summary of a whole agent session that ran inside this run.
-    SessionSummary {
-        #[serde(default, skip_serializing_if = "Map::is_empty")]
-        data: Fields,
-    },
+    /// A summary of a whole agent session that ran inside this run: its totals and tool
+    /// calls in one record, instead of as events.
+    SessionSummary(Box<Summary>),
     /// The agent's final answer.
     FinalAnswer { text: String },
     /// The run ended. Exactly once per run, last.
@@ -300,6 +298,66 @@ pub struct ToolCall {
     pub name: String,
     #[serde(flatten)]
     pub arguments: Arguments,
+}
+
+/// A whole session in one record: what it ran, what it used, how it ended.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// What the session's record was read as.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// The agent or adapter that produced the session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapter: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Every model, with the figures for it alone, as the source lists them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub models: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turns: Option<u64>,
+    /// Where the token figures come from (`session` totals, or `sum-of-requests`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_basis: Option<String>,
+    /// The session's token totals.
+    #[serde(default, skip_serializing_if = "Tokens::is_empty")]
+    pub tokens: Tokens,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<serde_json::Number>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_api_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_timestamp_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_timestamp_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<Vec<SummaryCall>>,
+    /// How many records of the session were of kinds nobody knew.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unk: Option<u64>,
+    /// Lowercase hex SHA-256 of the session's record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript_digest: Option<String>,
+    /// Why the session could not be summarized, where it could not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub projection_error: Option<String>,
+}
+
+/// A tool call as a session summary lists it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SummaryCall {
+    pub id: String,
+    pub name: String,
+    /// A result names the call.
+    pub answered: bool,
+    /// That result's error flag.
+    pub error: bool,
 }
 
 /// How a tool call ended.
@@ -559,7 +617,7 @@ impl Event {
             Event::Todo { .. } => "todo",
             Event::FileChange { .. } => "file_change",
             Event::Diagnostics { .. } => "diagnostics",
-            Event::SessionSummary { .. } => "session_summary",
+            Event::SessionSummary(_) => "session_summary",
             Event::FinalAnswer { .. } => "final_answer",
             Event::Terminal(_) => "terminal",
             Event::Extension { .. } => "extension",

@@ -15,6 +15,8 @@ pub enum Layout {
     Compact,
     /// `{"a": 1, "b": [1, 2]}`: Python's `json.dumps` with its default separators.
     Spaced,
+    /// Rust's serde_json on a BTreeMap: compact, keys sorted at every depth.
+    Sorted,
     /// Go's `encoding/json` on a map: compact, keys sorted at every depth, `<`, `>`, `&`,
     /// U+2028 and U+2029 escaped as `\u003c`..., and `\u0008`/`\u000c` for backspace and form
     /// feed.
@@ -102,6 +104,10 @@ pub fn write_line(out: &mut Vec<u8>, value: &impl Serialize, layout: Layout) {
     let result = match layout {
         Layout::Compact => value.serialize(&mut serde_json::Serializer::with_formatter(&mut *out, CompactFormatter)),
         Layout::Spaced => value.serialize(&mut serde_json::Serializer::with_formatter(&mut *out, SpacedFormatter)),
+        Layout::Sorted => match serde_json::to_value(value) {
+            Ok(v) => sorted(&v).serialize(&mut serde_json::Serializer::with_formatter(&mut *out, CompactFormatter)),
+            Err(e) => Err(e),
+        },
         Layout::Go => match serde_json::to_value(value) {
             Ok(v) => sorted(&v).serialize(&mut serde_json::Serializer::with_formatter(&mut *out, GoFormatter)),
             Err(e) => Err(e),

@@ -16,7 +16,9 @@ use std::collections::HashMap;
 use indexmap::IndexMap;
 
 use crate::dialect::{Dialect, Encode, Record, Sink};
-use crate::event::{Arguments, Basis, Event, Outcome, Scope, Terminal, Tokens, Usage};
+use crate::event::{
+    Arguments, Basis, Event, Outcome, Scope, Terminal, Tokens, ToolCall, ToolResult, ToolStatus, Usage,
+};
 use crate::report::Fate;
 
 /// Most output kept per running tool call, to fill in a result that does not repeat it.
@@ -160,6 +162,14 @@ impl Normalizer {
             sink.report.dropped_kind(&format!("{kind} after terminal"));
             return Fate::Dropped;
         }
+        if let Event::SessionSummary(summary) = &rec.event {
+            if self.ctx.model.is_none() {
+                self.ctx.model = summary.model.clone();
+            }
+            if !enc.carries_summaries() {
+                return self.expand(rec, enc, sink);
+            }
+        }
         self.ctx.delta = Tokens::default();
         self.ctx.matched = false;
         self.ctx.call = CallView::default();
@@ -265,6 +275,18 @@ impl Normalizer {
                 }
             }
             Event::Usage(u) => self.account(u),
+            Event::SessionSummary(summary) => {
+                // Its totals are the session's usage, counted once, for the run's totals.
+                let usage = Usage {
+                    scope: Scope::Run,
+                    basis: Basis::Delta,
+                    final_: true,
+                    of: None,
+                    model: None,
+                    tokens: summary.tokens,
+                };
+                self.account(&usage);
+            }
             Event::Error { message, .. } => self.last_error = Some(message.clone()),
             Event::FinalAnswer { text } => self.final_answer = Some(text.clone()),
             Event::Terminal(t) => {
@@ -277,6 +299,47 @@ impl Normalizer {
             _ => {}
         }
         enc.encode(&rec, &self.ctx, sink)
+    }
+
+    /// A session summary for a target that has no such record: its tool calls (answered ones
+    /// with their results) and its usage, as events.
+    fn expand(&mut self, rec: Record, enc: &mut dyn Encode, sink: &mut Sink<'_>) -> Fate {
+        let Event::SessionSummary(summary) = rec.event else { unreachable!("expand is called with a summary") };
+        let origin = rec.origin;
+        let mut fate = Fate::Absorbed;
+        for call in summary.tool_calls.iter().flatten() {
+            let tool_call = ToolCall {
+                id: Some(call.id.clone()),
+                index: None,
+                name: call.name.clone(),
+                arguments: Arguments::default(),
+            };
+            fate = fate.max(self.process(Record::new(origin, Event::ToolCall(tool_call)), enc, sink));
+            if call.answered {
+                let result = ToolResult {
+                    id: Some(call.id.clone()),
+                    index: None,
+                    name: Some(call.name.clone()),
+                    status: if call.error { ToolStatus::Failed } else { ToolStatus::Completed },
+                    output: None,
+                    error: None,
+                    arguments: Arguments::default(),
+                };
+                fate = fate.max(self.process(Record::new(origin, Event::ToolResult(result)), enc, sink));
+            }
+        }
+        if !summary.tokens.is_empty() {
+            let usage = Usage {
+                scope: Scope::Run,
+                basis: Basis::Delta,
+                final_: true,
+                of: None,
+                model: summary.model.clone(),
+                tokens: summary.tokens,
+            };
+            fate = fate.max(self.process(Record::new(origin, Event::Usage(usage)), enc, sink));
+        }
+        fate
     }
 
     /// Ends the run: makes the terminal record when the input had none. `why` overrides the

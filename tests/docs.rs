@@ -4,6 +4,18 @@ use agentgate::event::Outcome;
 use agentgate::Dialect;
 use strum::IntoEnumIterator;
 
+/// loom's cell: the stop reason (none for a failed run) and the exit status; an incomplete run
+/// keeps a stop reason loom lists, and is a failed run otherwise.
+fn loom_cell(o: Outcome) -> String {
+    let c = Dialect::Loom.contract();
+    let code = c.outcome_code(o, "exit_status").unwrap();
+    match (o, c.outcome_str(o, "stop_reason")) {
+        (Outcome::Incomplete, _) => format!("its stop reason / {code}, else none / 1"),
+        (_, Some(stop)) => format!("{stop} / {code}"),
+        (_, None) => format!("none / {code}"),
+    }
+}
+
 #[test]
 fn the_readme_outcome_table_matches_the_contracts() {
     let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
@@ -11,13 +23,14 @@ fn the_readme_outcome_table_matches_the_contracts() {
     let adal = Dialect::Adal.contract();
     for o in Outcome::iter() {
         let row = format!(
-            "| {} | {} / {} / {} | {} | {} | {} |",
+            "| {} | {} / {} / {} | {} | {} | {} | {} |",
             o.name(),
             lc.outcome_str(o, "status").unwrap(),
             lc.outcome_code(o, "exit_code").unwrap(),
             lc.outcome_str(o, "reason").unwrap(),
             adal.outcome_code(o, "exit_code").unwrap(),
             Dialect::Wuu.contract().outcome_str(o, "status").unwrap(),
+            loom_cell(o),
             Dialect::Canonical.contract().outcome_str(o, "outcome").unwrap(),
         );
         assert!(readme.contains(&row), "README lacks the row {row}");

@@ -44,8 +44,8 @@ fn every_target_keeps_the_facts_of_every_fixture() {
             let back = common::values(&common::translate(&out, target, Dialect::Canonical));
             let t = terminal_of(&back, "type", "terminal");
 
-            // adal writes `answer` on success only (the spec's outcome table).
-            let final_text = if target == Dialect::Adal && outcome != "completed" {
+            // adal writes `answer` on success only (the spec's outcome table); loom has no text.
+            let final_text = if (target == Dialect::Adal && outcome != "completed") || target == Dialect::Loom {
                 ""
             } else {
                 want["final_text"].as_str().unwrap()
@@ -58,7 +58,7 @@ fn every_target_keeps_the_facts_of_every_fixture() {
                 .filter(|l| l["type"] == "tool_call")
                 .map(|l| (l["id"].as_str().unwrap(), l["name"].as_str().unwrap()))
                 .collect();
-            let tools: Vec<(String, String)> = back
+            let mut tools: Vec<(String, String)> = back
                 .iter()
                 .filter(|l| l["type"] == "tool_result")
                 .map(|l| {
@@ -67,14 +67,23 @@ fn every_target_keeps_the_facts_of_every_fixture() {
                     (name.to_string(), l["status"].as_str().unwrap().to_string())
                 })
                 .collect();
+            // A session summary lists its calls in one record; the answered ones have results.
+            for summary in back.iter().filter(|l| l["type"] == "session_summary") {
+                for c in summary["tool_calls"].as_array().into_iter().flatten().filter(|c| c["answered"] == true) {
+                    let status = if c["error"] == true { "failed" } else { "completed" };
+                    tools.push((c["name"].as_str().unwrap().to_string(), status.to_string()));
+                }
+            }
             let mut want_tools: Vec<(String, String)> = want["tools"]
                 .as_array()
                 .unwrap()
                 .iter()
                 .map(|p| {
                     let status = p[1].as_str().unwrap();
-                    // localcode's tool_result has only error "true"/"false".
-                    let status = if target == Dialect::Localcode && status == "cancelled" { "failed" } else { status };
+                    // localcode's tool_result has only error "true"/"false", loom's summary an
+                    // error flag.
+                    let two_states = matches!(target, Dialect::Localcode | Dialect::Loom);
+                    let status = if two_states && status == "cancelled" { "failed" } else { status };
                     (p[0].as_str().unwrap().to_string(), status.to_string())
                 })
                 .collect();
@@ -83,6 +92,11 @@ fn every_target_keeps_the_facts_of_every_fixture() {
                 for name in want.get("denied").and_then(Value::as_array).into_iter().flatten() {
                     want_tools.push((name.as_str().unwrap().to_string(), "failed".into()));
                 }
+            }
+            if target == Dialect::Loom {
+                // A Session line lists calls in the order they were made, not answered.
+                tools.sort();
+                want_tools.sort();
             }
             assert_eq!(tools, want_tools, "{ctx}: tool calls");
 
@@ -102,6 +116,21 @@ fn every_target_keeps_the_facts_of_every_fixture() {
                 let want = if outcome == "incomplete" { "failed" } else { outcome };
                 assert_eq!(t["outcome"], want, "{ctx}: outcome");
             }
+            if target == Dialect::Loom {
+                // loom has stop reasons for completed, approval required and its own stops;
+                // everything else is a failed run.
+                let reason = want.get("reason").and_then(Value::as_str).unwrap_or("");
+                let own_stop = want["exit_code"]["loom"] == 3;
+                let want = match outcome {
+                    "completed" | "permission_denied" => outcome,
+                    "incomplete" if own_stop => "incomplete",
+                    _ => "failed",
+                };
+                assert_eq!(t["outcome"], want, "{ctx}: outcome");
+                if own_stop {
+                    assert_eq!(t["reason"], reason, "{ctx}: stop reason");
+                }
+            }
             if target == Dialect::Canonical {
                 assert_eq!(t["outcome"], outcome, "{ctx}: outcome");
                 if let Some(reason) = want.get("reason") {
@@ -110,6 +139,10 @@ fn every_target_keeps_the_facts_of_every_fixture() {
                 if let Some(error) = want.get("error") {
                     assert_eq!(&t["error"], error, "{ctx}: error");
                 }
+            }
+            if let (Some(denied), Dialect::Loom) = (want.get("denied").and_then(Value::as_array), target) {
+                let approval = back.iter().find(|l| l["type"] == "approval").expect("an Approval record");
+                assert_eq!(approval["actions"].as_array().unwrap(), denied, "{ctx}: actions awaited");
             }
             if let Some(denied) = want.get("denied").and_then(Value::as_array) {
                 if target == Dialect::Adal || target == Dialect::Canonical {

@@ -13,6 +13,7 @@ use crate::report::{Fate, Report};
 pub mod adal;
 pub mod canonical;
 pub mod localcode;
+pub mod loom;
 pub mod wuu;
 
 /// A stream format agentgate reads and writes.
@@ -35,6 +36,7 @@ pub enum Dialect {
     Localcode,
     Adal,
     Wuu,
+    Loom,
     Canonical,
 }
 
@@ -66,6 +68,7 @@ impl Dialect {
             Dialect::Localcode => Box::new(localcode::Decoder::new()),
             Dialect::Adal => Box::new(adal::Decoder::new()),
             Dialect::Wuu => Box::new(wuu::Decoder::new()),
+            Dialect::Loom => Box::new(loom::Decoder::new()),
             Dialect::Canonical => Box::new(canonical::Decoder::new()),
         }
     }
@@ -75,6 +78,7 @@ impl Dialect {
             Dialect::Localcode => Box::new(localcode::Encoder::new()),
             Dialect::Adal => Box::new(adal::Encoder::new()),
             Dialect::Wuu => Box::new(wuu::Encoder::new()),
+            Dialect::Loom => Box::new(loom::Encoder::new()),
             Dialect::Canonical => Box::new(canonical::Encoder::new()),
         }
     }
@@ -85,6 +89,7 @@ impl Dialect {
             Dialect::Localcode => localcode::sniff(line),
             Dialect::Adal => adal::sniff(line),
             Dialect::Wuu => wuu::sniff(line),
+            Dialect::Loom => loom::sniff(line),
             Dialect::Canonical => canonical::sniff(line),
         }
     }
@@ -176,6 +181,12 @@ pub struct Sink<'a> {
 pub trait Encode {
     /// Encodes one record, with the normalizer's view of the run so far.
     fn encode(&mut self, record: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate;
+
+    /// Whether the dialect writes a session summary as one record. Where it does not, the
+    /// normalizer hands the encoder the summary's tool calls and usage as events instead.
+    fn carries_summaries(&self) -> bool {
+        false
+    }
 }
 
 /// How surely a line belongs to a dialect.
@@ -190,7 +201,7 @@ pub enum Sniff {
 
 /// The order dialects are asked in: the most specific marks first (a canonical line carries
 /// `v` beside a `type` that other dialects use too).
-const DETECT_ORDER: [Dialect; 4] = [Dialect::Canonical, Dialect::Wuu, Dialect::Localcode, Dialect::Adal];
+const DETECT_ORDER: [Dialect; 5] = [Dialect::Canonical, Dialect::Loom, Dialect::Wuu, Dialect::Localcode, Dialect::Adal];
 
 /// Decides the dialect of a stream from its first lines: the first line that only one
 /// dialect claims decides; lines that several dialects could hold narrow the choice.
@@ -238,14 +249,19 @@ impl Detector {
 
 /// Takes the `type` member of a line, or says it is missing.
 pub(crate) fn take_type(line: &mut Map<String, Value>) -> Result<String, LineError> {
-    match line.shift_remove("type") {
+    take_kind(line, "type")
+}
+
+/// Takes the member naming a line's kind (`type`, or loom's `kind`), or says it is missing.
+pub(crate) fn take_kind(line: &mut Map<String, Value>, field: &str) -> Result<String, LineError> {
+    match line.shift_remove(field) {
         Some(Value::String(t)) => Ok(t),
         Some(other) => {
-            let e = LineError::bad(format!("\"type\" is {other}, not a string"));
-            line.insert("type".into(), other);
+            let e = LineError::bad(format!("\"{field}\" is {other}, not a string"));
+            line.insert(field.into(), other);
             Err(e)
         }
-        None => Err(LineError::bad("object without a \"type\" member")),
+        None => Err(LineError::bad(format!("object without a \"{field}\" member"))),
     }
 }
 

@@ -85,6 +85,10 @@ impl Encoder {
 }
 
 impl Encode for Encoder {
+    fn carries_summaries(&self) -> bool {
+        true
+    }
+
     fn encode(&mut self, rec: &Record, _ctx: &Context, sink: &mut Sink<'_>) -> Fate {
         let mut m = Map::new();
         m.insert("v".into(), Value::from(VERSION));

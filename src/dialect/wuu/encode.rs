@@ -424,10 +424,11 @@ impl Encode for Encoder {
             Event::Terminal(t) => {
                 self.ensure_session(None, ctx, sink);
                 self.finish_message(sink);
-                let error = t.error.clone().or_else(|| self.pending_error.clone()).or_else(|| {
-                    // An incomplete run fails its turn and its result with its reason.
-                    (t.outcome == Outcome::Incomplete).then(|| t.reason.clone()).flatten()
-                });
+                // Why the run did not complete, for the turn it ends and the result.
+                let error = match t.outcome {
+                    Outcome::Completed => None,
+                    _ => t.error.clone().or_else(|| self.pending_error.clone()).or_else(|| t.reason.clone()),
+                };
                 if self.turn_id.is_some() {
                     if self.pending_error.is_none() {
                         self.pending_error = error.clone();
@@ -447,7 +448,6 @@ impl Encode for Encoder {
                     ("run_id", s("")),
                     ("trace_path", s("")),
                 ];
-                let error = if t.outcome == Outcome::Completed { None } else { error.or_else(|| t.reason.clone()) };
                 if let Some(e) = error.filter(|e| !e.is_empty()) {
                     fields.push(("error", s(e)));
                 }

@@ -1,0 +1,300 @@
+use indexmap::IndexMap;
+use serde_json::{Map, Value};
+
+use super::{other_stop, SCHEMA_VERSION};
+use crate::contract::Contract;
+use crate::dialect::{Dialect, Encode, Record, Sink};
+use crate::event::{Basis, Event, Fields, Outcome, Scope, Summary, SummaryCall, Terminal, Tokens, ToolStatus};
+use crate::json::{write_line, Layout};
+use crate::normalize::Context;
+use crate::report::Fate;
+
+/// What a run from another dialect becomes: one loom Session line, gathered as the run goes.
+#[derive(Default)]
+struct Gathered {
+    any: bool,
+    calls: IndexMap<String, SummaryCall>,
+    /// Rounds (model requests) as round ends and as per-round usage say; the larger counts.
+    round_ends: u64,
+    round_usages: u64,
+    turns: u64,
+    per_request_usage: bool,
+    unknown: u64,
+    /// Names of the calls refused for want of approval: the actions awaited.
+    denied: Vec<String>,
+}
+
+pub struct Encoder {
+    contract: &'static Contract,
+    run: Gathered,
+    approval_written: bool,
+}
+
+impl Encoder {
+    pub fn new() -> Self {
+        Encoder { contract: Dialect::Loom.contract(), run: Gathered::default(), approval_written: false }
+    }
+}
+
+impl Default for Encoder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn emit(sink: &mut Sink<'_>, kind: &str, fields: Vec<(&str, Value)>, extra: Option<&Fields>) {
+    let mut m = Map::new();
+    m.insert("kind".into(), Value::String(kind.into()));
+    m.insert("schema_version".into(), Value::from(SCHEMA_VERSION));
+    for (k, v) in fields {
+        m.insert(k.into(), v);
+    }
+    for (k, v) in extra.into_iter().flatten() {
+        m.insert(k.clone(), v.clone());
+    }
+    write_line(sink.out, &m, Layout::Sorted);
+}
+
+/// Pushes `key` when the value is known: loom writes no null and no made-up zero.
+fn opt<T: Into<Value>>(fields: &mut Vec<(&'static str, Value)>, key: &'static str, v: Option<T>) {
+    if let Some(v) = v {
+        fields.push((key, v.into()));
+    }
+}
+
+fn turn_number(id: &Option<String>) -> Option<Value> {
+    let id = id.as_ref()?;
+    Some(id.parse::<u64>().map_or_else(|_| Value::String(id.clone()), Value::from))
+}
+
+/// The Session line's token fields.
+fn token_fields(fields: &mut Vec<(&'static str, Value)>, t: &Tokens) {
+    opt(fields, "input_tokens", t.input);
+    opt(fields, "output_tokens", t.output);
+    opt(fields, "cache_read_input_tokens", t.cache_read);
+    opt(fields, "cache_creation_input_tokens", t.cache_write);
+}
+
+fn session_fields(s: &Summary) -> Vec<(&'static str, Value)> {
+    let mut f = Vec::new();
+    opt(&mut f, "source", s.source.clone());
+    opt(&mut f, "adapter", s.adapter.clone());
+    opt(&mut f, "model", s.model.clone());
+    opt(&mut f, "models", s.models.clone());
+    opt(&mut f, "turns", s.turns);
+    opt(&mut f, "tokens_basis", s.tokens_basis.clone());
+    token_fields(&mut f, &s.tokens);
+    opt(&mut f, "cost_usd", s.cost_usd.clone());
+    opt(&mut f, "duration_ms", s.duration_ms);
+    opt(&mut f, "duration_api_ms", s.duration_api_ms);
+    opt(&mut f, "first_timestamp_ms", s.first_timestamp_ms);
+    opt(&mut f, "last_timestamp_ms", s.last_timestamp_ms);
+    opt(&mut f, "is_error", s.is_error);
+    opt(&mut f, "stop_reason", s.stop_reason.clone());
+    if let Some(calls) = &s.tool_calls {
+        let list = calls
+            .iter()
+            .map(|c| serde_json::json!({"answered": c.answered, "call_id": c.id, "error": c.error, "name": c.name}))
+            .collect();
+        f.push(("tool_calls", Value::Array(list)));
+    }
+    opt(&mut f, "unk", s.unk);
+    opt(&mut f, "transcript_digest", s.transcript_digest.clone());
+    opt(&mut f, "projection_error", s.projection_error.clone());
+    f
+}
+
+impl Encoder {
+    /// The Session line for a run read from another dialect.
+    fn foreign_session(&self, t: &Terminal, ctx: &Context) -> Summary {
+        let totals = ctx.totals;
+        let usage = Tokens {
+            input: totals.input,
+            output: totals.output,
+            cache_read: totals.cache_read,
+            cache_write: totals.cache_write,
+            ..Tokens::default()
+        };
+        let models = ctx.model.as_ref().map(|name| {
+            let mut m = Map::new();
+            m.insert("name".into(), Value::String(name.clone()));
+            for (k, v) in [
+                ("input_tokens", usage.input),
+                ("output_tokens", usage.output),
+                ("cache_read_input_tokens", usage.cache_read),
+                ("cache_creation_input_tokens", usage.cache_write),
+            ] {
+                if let Some(v) = v {
+                    m.insert(k.into(), Value::from(v));
+                }
+            }
+            Value::Array(vec![Value::Object(m)])
+        });
+        let rounds = self.run.round_ends.max(self.run.round_usages);
+        let turns = if rounds > 0 { Some(rounds) } else { (self.run.turns > 0).then_some(self.run.turns) };
+        Summary {
+            // loom's `source` values form a closed list; a harness's own JSON event stream is
+            // what agentgate reads, and `adapter` says which.
+            source: Some("harness-json".into()),
+            adapter: ctx.source.map(|d| d.name().to_string()),
+            model: ctx.model.clone(),
+            models,
+            turns,
+            tokens_basis: (!usage.is_empty())
+                .then(|| if self.run.per_request_usage { "sum-of-requests" } else { "session" }.into()),
+            tokens: usage,
+            is_error: Some(!matches!(t.outcome, Outcome::Completed | Outcome::PermissionDenied)),
+            stop_reason: t.reason.clone(),
+            tool_calls: Some(self.run.calls.values().cloned().collect()),
+            unk: Some(self.run.unknown),
+            transcript_digest: (!ctx.input_digest.is_empty()).then(|| ctx.input_digest.clone()),
+            ..Summary::default()
+        }
+    }
+
+    /// `stop_reason`, `exit_status` and `error` for an outcome: loom has no stop reason for a
+    /// timeout or an interrupt, which become a failed run whose error says which.
+    fn terminal_fields(&self, t: &Terminal) -> Vec<(&'static str, Value)> {
+        let c = self.contract;
+        let mut f = Vec::new();
+        let stop = match t.outcome {
+            Outcome::Completed | Outcome::PermissionDenied => {
+                c.outcome_str(t.outcome, "stop_reason").map(str::to_string)
+            }
+            Outcome::Incomplete => t.reason.clone().filter(|r| other_stop(r)),
+            _ => None,
+        };
+        match stop {
+            Some(stop) => {
+                let code = if other_stop(&stop) { 3 } else { 0 };
+                f.push(("exit_status", Value::from(code)));
+                f.push(("stop_reason", Value::String(stop)));
+            }
+            None => {
+                let word = c.outcome_str(t.outcome, "error");
+                let why = match (&t.error, word, &t.reason) {
+                    (Some(e), _, _) => e.clone(),
+                    (None, Some(w), Some(r)) if w != r => format!("{w}: {r}"),
+                    (None, Some(w), _) => w.to_string(),
+                    (None, None, Some(r)) => r.clone(),
+                    (None, None, None) => "the run failed".into(),
+                };
+                f.push(("exit_status", Value::from(1)));
+                f.push(("error", Value::String(why)));
+            }
+        }
+        f
+    }
+}
+
+impl Encode for Encoder {
+    fn carries_summaries(&self) -> bool {
+        true
+    }
+
+    fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
+        let own = rec.origin == Dialect::Loom;
+        let extra = own.then_some(&rec.extra);
+        match &rec.event {
+            Event::SessionSummary(s) => emit(sink, "Session", session_fields(s), extra),
+            Event::Approval { actions } => {
+                emit(sink, "Approval", vec![("actions", Value::from(actions.clone()))], extra);
+                self.approval_written = true;
+            }
+            Event::Terminal(t) => {
+                if self.run.any {
+                    let session = self.foreign_session(t, ctx);
+                    emit(sink, "Session", session_fields(&session), None);
+                }
+                if t.outcome == Outcome::PermissionDenied && !self.approval_written {
+                    sink.report.synthesized("Approval");
+                    emit(sink, "Approval", vec![("actions", Value::from(self.run.denied.clone()))], None);
+                }
+                emit(sink, "Terminal", self.terminal_fields(t), extra);
+            }
+            Event::Extension { line } if own => {
+                write_line(sink.out, line, Layout::Sorted);
+                return Fate::PassedThrough;
+            }
+            Event::Diagnostics { kind, data } if own && kind == "route" => {
+                emit(sink, "Route", data.iter().map(|(k, v)| (k.as_str(), v.clone())).collect(), extra);
+            }
+            Event::RoundEnd { id, stop } if own => {
+                let mut f = Vec::new();
+                opt(&mut f, "turn", turn_number(id));
+                opt(&mut f, "turn_stop", stop.clone());
+                emit(sink, "Turn", f, extra);
+            }
+            Event::ToolCall(c) if own => {
+                let f = vec![
+                    ("call_id", Value::String(c.id.clone().unwrap_or_default())),
+                    ("name", Value::String(c.name.clone())),
+                    ("arguments", Value::String(c.arguments.to_text())),
+                ];
+                emit(sink, "ToolCall", f, extra);
+            }
+            Event::Usage(u) if own => {
+                let mut f = Vec::new();
+                opt(&mut f, "turn", turn_number(&u.of));
+                opt(&mut f, "model", u.model.clone());
+                opt(&mut f, "input_tokens", u.tokens.input);
+                opt(&mut f, "output_tokens", u.tokens.output);
+                opt(&mut f, "cached_input_tokens", u.tokens.cache_read);
+                opt(&mut f, "cache_creation_input_tokens", u.tokens.cache_write);
+                opt(&mut f, "reasoning_output_tokens", u.tokens.reasoning);
+                f.push(("final_usage", Value::Bool(u.final_)));
+                emit(sink, "Usage", f, extra);
+            }
+            // A run from another dialect is gathered into its Session line.
+            other => {
+                let run = &mut self.run;
+                run.any = true;
+                match other {
+                    Event::ToolCall(c) => {
+                        let id = c.id.clone().unwrap_or_default();
+                        run.calls.insert(
+                            id.clone(),
+                            SummaryCall { id, name: c.name.clone(), answered: false, error: false },
+                        );
+                    }
+                    Event::ToolResult(r) => {
+                        let id = r.id.clone().unwrap_or_default();
+                        let name = r.name.clone().or_else(|| ctx.call.name.clone()).unwrap_or_default();
+                        let call = run.calls.entry(id.clone()).or_insert(SummaryCall {
+                            id,
+                            name,
+                            answered: false,
+                            error: false,
+                        });
+                        call.answered = true;
+                        call.error = r.status != ToolStatus::Completed;
+                    }
+                    Event::PermissionDenied(d) => {
+                        run.denied.push(d.name.clone());
+                        let id = d.id.clone().unwrap_or_default();
+                        run.calls.entry(id.clone()).or_insert(SummaryCall {
+                            id,
+                            name: d.name.clone(),
+                            answered: false,
+                            error: false,
+                        });
+                    }
+                    Event::RoundEnd { .. } => run.round_ends += 1,
+                    Event::TurnEnd { .. } => run.turns += 1,
+                    Event::Usage(u) => {
+                        if u.scope == Scope::Round && u.basis == Basis::Delta && u.of.is_none() {
+                            run.round_usages += 1;
+                        }
+                        if u.scope != Scope::Run {
+                            run.per_request_usage = true;
+                        }
+                    }
+                    Event::Extension { .. } => run.unknown += 1,
+                    _ => {}
+                }
+                return Fate::Absorbed;
+            }
+        }
+        Fate::Written
+    }
+}

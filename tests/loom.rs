@@ -1,0 +1,124 @@
+//! loom: the spec's recorded runs kept byte for byte, Usage snapshots counted once, and every
+//! other dialect written as one Session line and a Terminal that hold to loom's rules.
+
+mod common;
+
+use serde_json::Value;
+
+use agentgate::Dialect;
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(common::fixtures().join(name)).unwrap()
+}
+
+#[test]
+fn the_specs_recorded_runs_are_written_back_byte_for_byte() {
+    for name in ["loom/approval-required.jsonl", "loom/session.jsonl", "loom/failed.jsonl", "loom/partial-usage.jsonl"]
+    {
+        let input = fixture(name);
+        assert_eq!(common::translate(&input, Dialect::Loom, Dialect::Loom).as_bytes(), &input[..], "{name}");
+        let canonical = common::translate(&input, Dialect::Loom, Dialect::Canonical);
+        assert_eq!(
+            common::translate(canonical.as_bytes(), Dialect::Canonical, Dialect::Loom).as_bytes(),
+            &input[..],
+            "{name} via canonical"
+        );
+    }
+}
+
+#[test]
+fn a_partial_usage_snapshot_is_superseded_by_the_final_one() {
+    let out =
+        common::values(&common::translate(&fixture("loom/partial-usage.jsonl"), Dialect::Loom, Dialect::Canonical));
+    let usage = &out.last().unwrap()["usage"];
+    assert_eq!((usage["input"].as_u64(), usage["output"].as_u64()), (Some(340), Some(14)));
+    assert_eq!(usage["cache_read"], 64);
+}
+
+#[test]
+fn a_session_line_carries_its_calls_model_and_totals_to_other_dialects() {
+    let out = common::values(&common::translate(&fixture("loom/session.jsonl"), Dialect::Loom, Dialect::Adal));
+    let kinds: Vec<&str> = out.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, vec!["tool_call", "tool_result", "complete"]);
+    assert_eq!((out[0]["id"].as_str(), out[0]["name"].as_str()), (Some("call-0001"), Some("Read")));
+    assert_eq!(out[1]["status"], "completed");
+    assert_eq!(out[2]["model"], "a-model");
+    let lc = common::values(&common::translate(&fixture("loom/session.jsonl"), Dialect::Loom, Dialect::Localcode));
+    assert_eq!(lc.last().unwrap()["tokens"], serde_json::json!({"prompt": 2500, "completion": 78, "total": 2578}));
+}
+
+fn assert_sorted_without_nulls(v: &Value, ctx: &str) {
+    match v {
+        Value::Null => panic!("{ctx}: null"),
+        Value::Object(m) => {
+            let keys: Vec<&String> = m.keys().collect();
+            assert!(keys.windows(2).all(|w| w[0] < w[1]), "{ctx}: members out of order: {keys:?}");
+            m.values().for_each(|x| assert_sorted_without_nulls(x, ctx));
+        }
+        Value::Array(a) => a.iter().for_each(|x| assert_sorted_without_nulls(x, ctx)),
+        _ => {}
+    }
+}
+
+#[test]
+fn every_dialect_written_as_loom_holds_to_its_rules() {
+    for case in common::cases() {
+        let ctx = case.path.display().to_string();
+        let text = common::translate(&case.input, case.dialect, Dialect::Loom);
+        let out = common::values(&text);
+        for l in &out {
+            assert_sorted_without_nulls(l, &ctx);
+            assert_eq!(l["schema_version"], 1, "{ctx}");
+        }
+        let terminal = out.last().unwrap();
+        assert_eq!(terminal["kind"], "Terminal", "{ctx}");
+        assert_eq!(out.iter().filter(|l| l["kind"] == "Terminal").count(), 1, "{ctx}");
+        let want_status = match terminal["stop_reason"].as_str() {
+            Some("Completed" | "ApprovalRequired") => 0,
+            Some(_) => 3,
+            None => {
+                assert!(terminal["error"].is_string(), "{ctx}: a failed run says why");
+                1
+            }
+        };
+        assert_eq!(terminal["exit_status"], want_status, "{ctx}: exit status follows the stop reason");
+        if terminal["stop_reason"] == "ApprovalRequired" {
+            assert_eq!(out[out.len() - 2]["kind"], "Approval", "{ctx}: Approval just before the Terminal");
+        }
+        if case.dialect == Dialect::Loom {
+            continue;
+        }
+        // One Session line whose totals are the source's totals.
+        let sessions: Vec<&Value> = out.iter().filter(|l| l["kind"] == "Session").collect();
+        assert_eq!(sessions.len(), 1, "{ctx}");
+        assert!(
+            out.iter().all(|l| ["Session", "Approval", "Terminal"].contains(&l["kind"].as_str().unwrap())),
+            "{ctx}"
+        );
+        let s = sessions[0];
+        assert_eq!(s["adapter"], case.dialect.name(), "{ctx}");
+        assert_eq!(s["transcript_digest"].as_str().unwrap().len(), 64, "{ctx}");
+        let canonical = common::values(&common::translate(&case.input, case.dialect, Dialect::Canonical));
+        let usage = &canonical.last().unwrap()["usage"];
+        for (loom, canon) in
+            [("input_tokens", "input"), ("output_tokens", "output"), ("cache_read_input_tokens", "cache_read")]
+        {
+            assert_eq!(s.get(loom), usage.get(canon), "{ctx}: {loom}");
+        }
+    }
+}
+
+#[test]
+fn the_transcript_digest_is_the_sha256_of_the_input_bytes() {
+    let out = common::values(&common::translate(b"", Dialect::Adal, Dialect::Loom));
+    // An empty input: no session ran, so only the Terminal.
+    assert_eq!(out.len(), 1);
+    let input = fixture("adal/success.jsonl");
+    let out = common::values(&common::translate(&input, Dialect::Adal, Dialect::Loom));
+    let digest = out[0]["transcript_digest"].as_str().unwrap().to_string();
+    let expected = {
+        use sha2::{Digest, Sha256};
+        agentgate::framing::hex(&Sha256::digest(&input))
+    };
+    assert_eq!(digest, expected);
+}

@@ -60,6 +60,10 @@ pub struct Translate {
     #[arg(long, value_name = "DIALECT", required = true, value_parser = to_values())]
     pub to: Option<String>,
 
+    /// base-context: write the --json-deltas form (messageId and deltas, no message snapshots)
+    #[arg(long)]
+    pub json_deltas: bool,
+
     /// Print on stderr, per run, what happened to every input line and what the target could not carry
     #[arg(long)]
     pub report: bool,

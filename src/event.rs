@@ -48,6 +48,8 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         stop: Option<String>,
     },
+    /// A user message: the request the agent works on (or a follow-up to it).
+    Prompt { text: String },
     /// The model started reasoning. `reset` says the previous reasoning text is discarded.
     ReasoningStart {
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -589,6 +591,7 @@ impl Event {
         match self {
             Event::Session(_) => "session",
             Event::TurnStart { .. } => "turn_start",
+            Event::Prompt { .. } => "prompt",
             Event::TurnEnd { .. } => "turn_end",
             Event::RoundStart { .. } => "round_start",
             Event::RoundEnd { .. } => "round_end",

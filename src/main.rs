@@ -132,6 +132,9 @@ fn run(args: &Translate) -> u8 {
     let mut opts = Options::new(from, to);
     opts.strict = args.strict;
     opts.max_line_bytes = args.max_line_bytes;
+    opts.encode.json_deltas = args.json_deltas;
+    // A target that needs a time the source lacks writes this one (reproducible builds' rule).
+    opts.encode.source_date_epoch = std::env::var("SOURCE_DATE_EPOCH").ok().and_then(|v| v.trim().parse().ok());
 
     let files = if args.files.is_empty() { vec![PathBuf::from("-")] } else { args.files.clone() };
     let stdout = io::stdout();

@@ -11,7 +11,7 @@ use std::io::{self, Read, Write};
 use serde_json::{Map, Value};
 
 use crate::contract::StreamCheck;
-use crate::dialect::{Decode, Decoded, Detector, Dialect, Encode, Sink, Sniff};
+use crate::dialect::{Decode, Decoded, Detector, Dialect, Encode, EncodeOptions, Sink, Sniff};
 use crate::event::Event;
 use crate::framing::{Frame, Lines, DEFAULT_MAX_LINE_BYTES};
 use crate::normalize::Normalizer;
@@ -31,11 +31,12 @@ pub struct Options {
     pub max_line_bytes: usize,
     /// Stop at the first bad line (after writing the terminal record).
     pub strict: bool,
+    pub encode: EncodeOptions,
 }
 
 impl Options {
     pub fn new(from: Option<Dialect>, to: Dialect) -> Self {
-        Options { from, to, max_line_bytes: DEFAULT_MAX_LINE_BYTES, strict: false }
+        Options { from, to, max_line_bytes: DEFAULT_MAX_LINE_BYTES, strict: false, encode: EncodeOptions::default() }
     }
 }
 
@@ -168,7 +169,7 @@ impl<'o> Run<'o> {
         Run {
             opts,
             decoder: source.map(Dialect::decoder),
-            encoder: opts.to.encoder(),
+            encoder: opts.to.encoder(&opts.encode),
             norm: Normalizer::new(source.unwrap_or(opts.to)),
             decoded: Decoded::default(),
             out: Vec::with_capacity(OUT_BLOCK * 2),
@@ -251,10 +252,21 @@ impl<'o> Run<'o> {
         Some(format!("\"{kind}\" is a {other} record, not {source}; skipped"))
     }
 
-    /// Ends the run with its terminal record.
+    /// Ends the run with its terminal record: the one the decoder makes of what it read
+    /// (where its dialect has none in-stream), else one the normalizer makes.
     fn finish<R: Read>(&mut self, why: Option<String>, lines: &Lines<R>, diag: &mut dyn FnMut(Diagnostic)) {
         self.norm.set_input_digest(lines.digest());
         let mut sink = Sink { out: &mut self.out, report: &mut self.report };
+        if let (None, Some(decoder)) = (&why, self.decoder.as_mut()) {
+            self.decoded.clear();
+            decoder.finish(&mut self.decoded);
+            for message in self.decoded.warnings.drain(..) {
+                diag(Diagnostic { line: 0, message });
+            }
+            for rec in self.decoded.records.drain(..) {
+                self.norm.process(rec, self.encoder.as_mut(), &mut sink);
+            }
+        }
         self.norm.finish(why, self.encoder.as_mut(), &mut sink);
         for message in self.norm.take_diagnostics() {
             diag(Diagnostic { line: 0, message });

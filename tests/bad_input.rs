@@ -14,6 +14,7 @@ fn base(dialect: Dialect) -> Vec<String> {
         Dialect::Adal => "adal/success.jsonl",
         Dialect::Wuu => "wuu/success.jsonl",
         Dialect::Loom => "loom/approval-required.jsonl",
+        Dialect::BaseContext => "base-context/success.jsonl",
         Dialect::Canonical => "canonical/cumulative-usage.jsonl",
     };
     std::fs::read_to_string(common::fixtures().join(name)).unwrap().lines().map(str::to_string).collect()
@@ -30,7 +31,7 @@ struct Result {
 }
 
 /// The output without the ids derived from the input's bytes (adal's session id, wuu's thread
-/// id, loom's transcript digest), which differ whenever the bytes do.
+/// id, loom's transcript digest, base-context's session id), which differ whenever the bytes do.
 fn without_derived_ids(out: &str) -> Vec<serde_json::Value> {
     common::values(out)
         .into_iter()
@@ -39,6 +40,9 @@ fn without_derived_ids(out: &str) -> Vec<serde_json::Value> {
                 if v.get(key).is_some() {
                     v[key] = serde_json::Value::Null;
                 }
+            }
+            if v["type"] == "session" {
+                v["id"] = serde_json::Value::Null;
             }
             v
         })
@@ -104,7 +108,8 @@ fn a_stream_without_its_terminal_record_still_ends_with_one() {
 
 #[test]
 fn a_second_terminal_and_records_after_the_first_are_reported_and_dropped() {
-    for from in Dialect::all() {
+    // base-context has no terminal record to repeat.
+    for from in Dialect::all().filter(|d| *d != Dialect::BaseContext) {
         let mut lines = base(from);
         let terminal = lines.last().unwrap().clone();
         let first_kind_line = lines[0].clone();
@@ -206,7 +211,13 @@ fn an_unknown_format_version_refuses_the_rest_of_the_stream() {
             let field = &to.contract().type_field;
             let kinds: Vec<String> =
                 common::values(&r.out).iter().map(|v| v[field].as_str().unwrap().to_string()).collect();
-            let terminal = &to.contract().terminal.as_ref().unwrap().kind;
+            let Some(terminal) = to.contract().terminal.as_ref().map(|t| &t.kind) else {
+                // base-context: one loop whose only assistant message says the run is incomplete.
+                let back = common::values(&common::translate(r.out.as_bytes(), to, Dialect::Canonical));
+                assert_eq!(back.last().unwrap()["outcome"], "incomplete", "{}", r.out);
+                assert!(!r.out.contains("tool_execution"), "nothing of the refused stream: {}", r.out);
+                continue;
+            };
             assert_eq!(kinds.last(), Some(terminal));
             // Nothing of the refused stream: at most the target's own opening lines and an error.
             let allowed = ["error", "session_configured", "thread_started"];

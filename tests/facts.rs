@@ -34,10 +34,12 @@ fn every_target_keeps_the_facts_of_every_fixture() {
             assert_eq!(summary.report.bad, want["bad_lines"].as_u64().unwrap_or(0), "{ctx}: bad lines");
             let out_lines = common::values(std::str::from_utf8(&out).unwrap());
             let contract = target.contract();
-            let terminal_kind = &contract.terminal.as_ref().unwrap().kind;
-            let terminal = terminal_of(&out_lines, &contract.type_field, terminal_kind);
-            if let Some(field) = &contract.terminal.as_ref().unwrap().exit_code_field {
-                assert_eq!(terminal[field], want["exit_code"][target.name()], "{ctx}: exit code");
+            // base-context has no terminal record: its last assistant message says how it ended.
+            if let Some(spec) = &contract.terminal {
+                let terminal = terminal_of(&out_lines, &contract.type_field, &spec.kind);
+                if let Some(field) = &spec.exit_code_field {
+                    assert_eq!(terminal[field], want["exit_code"][target.name()], "{ctx}: exit code");
+                }
             }
 
             // Read the output back with the target's decoder, into the canonical form.
@@ -80,15 +82,16 @@ fn every_target_keeps_the_facts_of_every_fixture() {
                 .iter()
                 .map(|p| {
                     let status = p[1].as_str().unwrap();
-                    // localcode's tool_result has only error "true"/"false", loom's summary an
-                    // error flag.
-                    let two_states = matches!(target, Dialect::Localcode | Dialect::Loom);
+                    // localcode's tool_result has only error "true"/"false", loom's summary and
+                    // base-context's results an error flag.
+                    let two_states = matches!(target, Dialect::Localcode | Dialect::Loom | Dialect::BaseContext);
                     let status = if two_states && status == "cancelled" { "failed" } else { status };
                     (p[0].as_str().unwrap().to_string(), status.to_string())
                 })
                 .collect();
-            if target == Dialect::Wuu {
-                // wuu has no refusal event: a refused call is a call that failed (README).
+            if matches!(target, Dialect::Wuu | Dialect::BaseContext) {
+                // wuu and base-context have no refusal event: a refused call is a call that
+                // failed (README).
                 for name in want.get("denied").and_then(Value::as_array).into_iter().flatten() {
                     want_tools.push((name.as_str().unwrap().to_string(), "failed".into()));
                 }
@@ -114,6 +117,15 @@ fn every_target_keeps_the_facts_of_every_fixture() {
             if target == Dialect::Wuu {
                 // wuu's result lists five statuses; any other stop is written as failed.
                 let want = if outcome == "incomplete" { "failed" } else { outcome };
+                assert_eq!(t["outcome"], want, "{ctx}: outcome");
+            }
+            if target == Dialect::BaseContext {
+                // The last assistant message's stopReason: stop, error, aborted or length.
+                let want = match outcome {
+                    "permission_denied" => "failed",
+                    "timeout" => "interrupted",
+                    other => other,
+                };
                 assert_eq!(t["outcome"], want, "{ctx}: outcome");
             }
             if target == Dialect::Loom {

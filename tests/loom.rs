@@ -122,3 +122,29 @@ fn the_transcript_digest_is_the_sha256_of_the_input_bytes() {
     };
     assert_eq!(digest, expected);
 }
+
+#[test]
+fn every_stop_reason_of_the_notes_decodes_and_is_written_back() {
+    for (stop, status, outcome) in [
+        ("Completed", 0, "completed"),
+        ("ApprovalRequired", 0, "permission_denied"),
+        ("NothingAdmissible", 3, "incomplete"),
+        ("StepBudget", 3, "incomplete"),
+        ("NoLocalExecutor", 3, "incomplete"),
+        ("Refused", 3, "incomplete"),
+        ("ConfinementUnavailable", 3, "incomplete"),
+    ] {
+        let line = format!(
+            "{{\"exit_status\":{status},\"kind\":\"Terminal\",\"schema_version\":1,\"stop_reason\":\"{stop}\"}}\n"
+        );
+        let canonical = common::values(&common::translate(line.as_bytes(), Dialect::Loom, Dialect::Canonical));
+        let t = canonical.last().unwrap();
+        assert_eq!(t["outcome"], outcome, "{stop}");
+        if outcome == "incomplete" {
+            assert_eq!(t["reason"], stop);
+        }
+        let back = common::translate(line.as_bytes(), Dialect::Loom, Dialect::Loom);
+        let back = back.lines().last().unwrap();
+        assert_eq!(format!("{back}\n"), line, "{stop}");
+    }
+}

@@ -16,10 +16,17 @@ fn skip(name: &str) -> bool {
     NOT_ROUND_TRIPPABLE.iter().any(|(n, _)| *n == name)
 }
 
+/// base-context is read and written, but not line for line: its lines repeat whole messages
+/// (in updates, turn_end and agent_end) that agentgate writes from the model, with its own
+/// api, provider, timestamps and cost (README).
+fn round_trips(d: Dialect) -> bool {
+    d != Dialect::BaseContext
+}
+
 #[test]
 fn same_dialect_translation_gives_back_the_same_values() {
     let mut checked = 0;
-    for case in common::cases().iter().filter(|c| !skip(&c.name)) {
+    for case in common::cases().iter().filter(|c| !skip(&c.name) && round_trips(c.dialect)) {
         let input = std::str::from_utf8(&case.input).unwrap();
         let out = common::translate(&case.input, case.dialect, case.dialect);
         assert_eq!(common::values(&out), common::values(input), "{} to itself", case.path.display());
@@ -30,7 +37,9 @@ fn same_dialect_translation_gives_back_the_same_values() {
 
 #[test]
 fn through_canonical_and_back_gives_the_same_values() {
-    for case in common::cases().iter().filter(|c| !skip(&c.name) && c.dialect != Dialect::Canonical) {
+    for case in
+        common::cases().iter().filter(|c| !skip(&c.name) && c.dialect != Dialect::Canonical && round_trips(c.dialect))
+    {
         let input = std::str::from_utf8(&case.input).unwrap();
         let canonical = common::translate(&case.input, case.dialect, Dialect::Canonical);
         let back = common::translate(canonical.as_bytes(), Dialect::Canonical, case.dialect);

@@ -11,6 +11,7 @@ use crate::normalize::Context;
 use crate::report::{Fate, Report};
 
 pub mod adal;
+pub mod base_context;
 pub mod canonical;
 pub mod localcode;
 pub mod loom;
@@ -37,6 +38,7 @@ pub enum Dialect {
     Adal,
     Wuu,
     Loom,
+    BaseContext,
     Canonical,
 }
 
@@ -69,16 +71,18 @@ impl Dialect {
             Dialect::Adal => Box::new(adal::Decoder::new()),
             Dialect::Wuu => Box::new(wuu::Decoder::new()),
             Dialect::Loom => Box::new(loom::Decoder::new()),
+            Dialect::BaseContext => Box::new(base_context::Decoder::new()),
             Dialect::Canonical => Box::new(canonical::Decoder::new()),
         }
     }
 
-    pub fn encoder(self) -> Box<dyn Encode> {
+    pub fn encoder(self, opts: &EncodeOptions) -> Box<dyn Encode> {
         match self {
             Dialect::Localcode => Box::new(localcode::Encoder::new()),
             Dialect::Adal => Box::new(adal::Encoder::new()),
             Dialect::Wuu => Box::new(wuu::Encoder::new()),
             Dialect::Loom => Box::new(loom::Encoder::new()),
+            Dialect::BaseContext => Box::new(base_context::Encoder::new(opts)),
             Dialect::Canonical => Box::new(canonical::Encoder::new()),
         }
     }
@@ -90,6 +94,7 @@ impl Dialect {
             Dialect::Adal => adal::sniff(line),
             Dialect::Wuu => wuu::sniff(line),
             Dialect::Loom => loom::sniff(line),
+            Dialect::BaseContext => base_context::sniff(line),
             Dialect::Canonical => canonical::sniff(line),
         }
     }
@@ -169,6 +174,21 @@ pub trait Decode {
     /// Decodes one line (already parsed as a JSON object), adding at least one record, or
     /// folding it into what earlier lines said.
     fn decode(&mut self, line: Map<String, Value>, out: &mut Decoded) -> Result<(), LineError>;
+
+    /// The input ended. A dialect without an in-stream terminal record (base-context) says here
+    /// how the run ended, from what it read.
+    fn finish(&mut self, _out: &mut Decoded) {}
+}
+
+/// What an encoder may be told beside its dialect.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EncodeOptions {
+    /// base-context: write the `--json-deltas` form.
+    pub json_deltas: bool,
+    /// The time to write where the target needs one the source lacks, in seconds since the
+    /// Unix epoch (`SOURCE_DATE_EPOCH`); without it, the epoch itself, so output stays
+    /// deterministic.
+    pub source_date_epoch: Option<u64>,
 }
 
 /// Where an encoder writes: the output buffer and the run's report.
@@ -201,7 +221,8 @@ pub enum Sniff {
 
 /// The order dialects are asked in: the most specific marks first (a canonical line carries
 /// `v` beside a `type` that other dialects use too).
-const DETECT_ORDER: [Dialect; 5] = [Dialect::Canonical, Dialect::Loom, Dialect::Wuu, Dialect::Localcode, Dialect::Adal];
+const DETECT_ORDER: [Dialect; 6] =
+    [Dialect::Canonical, Dialect::Loom, Dialect::Wuu, Dialect::BaseContext, Dialect::Localcode, Dialect::Adal];
 
 /// Decides the dialect of a stream from its first lines: the first line that only one
 /// dialect claims decides; lines that several dialects could hold narrow the choice.

@@ -1,0 +1,403 @@
+use std::collections::HashSet;
+
+use serde_json::{Map, Value};
+
+use super::content_text;
+use crate::dialect::{take_type, whole_line, Decode, Decoded, Dialect, LineError, Record};
+use crate::event::{
+    Arguments, Basis, Event, Fields, Outcome, Phase, Scope, Session, Terminal, Tokens, ToolCall, ToolDraft, ToolResult,
+    ToolStatus, Usage,
+};
+use crate::json::{take_bool, take_count, take_str};
+
+/// How the last agent loop ended, as far as the stream has said.
+#[derive(Debug, Clone, Default)]
+struct Ending {
+    stop_reason: Option<String>,
+    error: Option<String>,
+    /// A refusal `agent_end`, a failed compaction or a failed session command.
+    failure: Option<String>,
+}
+
+pub struct Decoder {
+    session_id: Option<String>,
+    model: Option<String>,
+    /// Blocks of the current assistant message already given as events (by content index).
+    done_blocks: HashSet<u64>,
+    /// Tool calls issued, and those answered, so a call or result said twice counts once.
+    issued: HashSet<String>,
+    answered: HashSet<String>,
+    /// Whether the current agent loop has had an assistant `message_end`.
+    assistant_seen: bool,
+    /// The loops started and ended, and a retry announced after the last end.
+    open_loops: u64,
+    ended_loops: u64,
+    retry_pending: bool,
+    ending: Ending,
+}
+
+impl Decoder {
+    pub fn new() -> Self {
+        Decoder {
+            session_id: None,
+            model: None,
+            done_blocks: HashSet::new(),
+            issued: HashSet::new(),
+            answered: HashSet::new(),
+            assistant_seen: false,
+            open_loops: 0,
+            ended_loops: 0,
+            retry_pending: false,
+            ending: Ending::default(),
+        }
+    }
+}
+
+impl Default for Decoder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn own(event: Event) -> Record {
+    Record::new(Dialect::BaseContext, event)
+}
+
+/// base-context usage → canonical: its `input` excludes cache reads and writes, canonical input
+/// includes them.
+fn usage(u: &Value) -> Tokens {
+    let n = |k: &str| u.get(k).and_then(Value::as_u64);
+    let cache_read = n("cacheRead");
+    let cache_write = n("cacheWrite");
+    let input = n("input").map(|i| i + cache_read.unwrap_or(0) + cache_write.unwrap_or(0));
+    Tokens { input, output: n("output"), cache_read, cache_write, reasoning: None, total: n("totalTokens") }
+}
+
+impl Decoder {
+    /// The events of an assistant message's blocks not yet given by its updates (some
+    /// providers send no deltas at all).
+    fn blocks(&mut self, message: &Value, out: &mut Decoded) {
+        for (i, block) in message["content"].as_array().into_iter().flatten().enumerate() {
+            if !self.done_blocks.insert(i as u64) {
+                continue;
+            }
+            match block["type"].as_str() {
+                Some("text") => {
+                    let text = block["text"].as_str().unwrap_or_default().to_string();
+                    out.push(own(Event::TextStart));
+                    out.push(own(Event::TextDelta { text: text.clone(), chars: None }));
+                    out.push(own(Event::TextEnd { text: Some(text) }));
+                }
+                Some("thinking") => {
+                    out.push(own(Event::ReasoningStart { reset: None }));
+                    out.push(own(Event::ReasoningEnd { text: block["thinking"].as_str().map(str::to_string) }));
+                }
+                Some("toolCall") => self.tool_call(block, out),
+                _ => {}
+            }
+        }
+    }
+
+    fn tool_call(&mut self, block: &Value, out: &mut Decoded) {
+        let id = block["id"].as_str().unwrap_or_default().to_string();
+        if !self.issued.insert(id.clone()) {
+            return;
+        }
+        let arguments = match block.get("arguments") {
+            Some(Value::Null) | None => Arguments::default(),
+            Some(v) => Arguments::value(v.clone()),
+        };
+        let name = block["name"].as_str().unwrap_or_default().to_string();
+        out.push(own(Event::ToolCall(ToolCall { id: Some(id), index: None, name, arguments })));
+    }
+
+    fn tool_result(
+        &mut self,
+        id: String,
+        name: Option<String>,
+        is_error: bool,
+        output: String,
+        out: &mut Decoded,
+    ) -> bool {
+        if !self.answered.insert(id.clone()) {
+            return false;
+        }
+        let status = if is_error { ToolStatus::Failed } else { ToolStatus::Completed };
+        out.push(own(Event::ToolResult(ToolResult {
+            id: Some(id),
+            index: None,
+            name,
+            status,
+            output: Some(output),
+            error: None,
+            arguments: Arguments::default(),
+        })));
+        true
+    }
+
+    /// An assistant message that ended: its blocks, its usage (counted here, once), and how it
+    /// stopped.
+    fn assistant_end(&mut self, message: &Value, out: &mut Decoded) {
+        self.blocks(message, out);
+        self.done_blocks.clear();
+        self.assistant_seen = true;
+        // ("unknown" is what agentgate writes when no dialect said the model.)
+        if let Some(m) = message["model"].as_str().filter(|m| *m != "unknown") {
+            self.model = Some(m.to_string());
+        }
+        if let Some(u) = message.get("usage") {
+            out.push(own(Event::Usage(Usage {
+                scope: Scope::Round,
+                basis: Basis::Delta,
+                final_: true,
+                of: None,
+                model: self.model.clone(),
+                tokens: usage(u),
+            })));
+        }
+        let stop = message["stopReason"].as_str().map(str::to_string);
+        let error = message["errorMessage"].as_str().map(str::to_string);
+        if let Some(e) = &error {
+            out.push(own(Event::Error { message: e.clone(), fatal: matches!(stop.as_deref(), Some("error")) }));
+        }
+        self.ending.stop_reason = stop;
+        self.ending.error = error;
+    }
+}
+
+impl Decode for Decoder {
+    fn decode(&mut self, mut m: Map<String, Value>, out: &mut Decoded) -> Result<(), LineError> {
+        let kind = take_type(&mut m)?;
+        let event = match kind.as_str() {
+            "session" => {
+                let id = take_str(&mut m, "id");
+                self.session_id.clone_from(&id);
+                Event::Session(Session {
+                    id,
+                    cwd: take_str(&mut m, "cwd"),
+                    version: take_str(&mut m, "version"),
+                    timestamp: take_str(&mut m, "timestamp"),
+                    ..Session::default()
+                })
+            }
+            "agent_start" => {
+                self.open_loops += 1;
+                self.retry_pending = false;
+                self.assistant_seen = false;
+                self.ending.failure = None;
+                Event::TurnStart { id: None }
+            }
+            "agent_end" => {
+                self.ended_loops += 1;
+                let messages = m.shift_remove("messages");
+                if let Some(refusal) = m.shift_remove("refusal") {
+                    let what = refusal["limit"].as_str().or(refusal["kind"].as_str()).unwrap_or("refusal");
+                    let why = format!(
+                        "the agent refused to go on: {} ({what})",
+                        refusal["kind"].as_str().unwrap_or("refusal")
+                    );
+                    self.ending.failure = Some(why.clone());
+                    out.push(own(Event::Error { message: why, fatal: true }));
+                } else if !self.assistant_seen {
+                    // The exception path: a failed assistant message that only agent_end holds.
+                    if let Some(last) = messages
+                        .as_ref()
+                        .and_then(Value::as_array)
+                        .and_then(|a| a.iter().rev().find(|x| x["role"] == "assistant"))
+                    {
+                        self.assistant_end(last, out);
+                    }
+                }
+                let status = match (&self.ending.failure, self.ending.stop_reason.as_deref()) {
+                    (Some(_), _) | (None, Some("error")) => "failed",
+                    (None, Some("aborted")) => "interrupted",
+                    _ => "completed",
+                };
+                Event::TurnEnd { id: None, status: Some(status.into()), reason: None }
+            }
+            "turn_start" => Event::RoundStart { id: None, index: None },
+            "turn_end" => {
+                let stop = m.get("message").and_then(|x| x["stopReason"].as_str()).map(str::to_string);
+                // The turn's message and tool results repeat earlier events.
+                m.shift_remove("message");
+                m.shift_remove("toolResults");
+                Event::RoundEnd { id: None, stop }
+            }
+            "message_start" => {
+                out.fold();
+                return Ok(());
+            }
+            "message_update" => {
+                let ev = m.shift_remove("assistantMessageEvent").unwrap_or(Value::Null);
+                let index = ev["contentIndex"].as_u64();
+                let text = |k: &str| ev[k].as_str().unwrap_or_default().to_string();
+                match ev["type"].as_str().unwrap_or_default() {
+                    "text_start" => out.push(own(Event::TextStart)),
+                    "text_delta" => out.push(own(Event::TextDelta { text: text("delta"), chars: None })),
+                    "text_end" => {
+                        index.map(|i| self.done_blocks.insert(i));
+                        out.push(own(Event::TextEnd { text: ev["content"].as_str().map(str::to_string) }));
+                    }
+                    "thinking_start" => out.push(own(Event::ReasoningStart { reset: None })),
+                    "thinking_delta" => out.push(own(Event::ReasoningDelta { text: text("delta") })),
+                    "thinking_end" => {
+                        index.map(|i| self.done_blocks.insert(i));
+                        out.push(own(Event::ReasoningEnd { text: ev["content"].as_str().map(str::to_string) }));
+                    }
+                    "toolcall_start" => out.push(own(Event::ToolDraft(ToolDraft {
+                        id: ev["toolCall"]["id"].as_str().map(str::to_string),
+                        name: ev["toolCall"]["name"].as_str().map(str::to_string),
+                        ..ToolDraft::default()
+                    }))),
+                    "toolcall_delta" => out
+                        .push(own(Event::ToolDraft(ToolDraft { delta: Some(text("delta")), ..ToolDraft::default() }))),
+                    "toolcall_end" => {
+                        index.map(|i| self.done_blocks.insert(i));
+                        let call = ev.get("toolCall").cloned().unwrap_or(Value::Null);
+                        self.tool_call(&call, out);
+                        if out.records.is_empty() {
+                            out.fold();
+                        }
+                    }
+                    _ => {
+                        let line = whole_line(kind, Map::from_iter([("assistantMessageEvent".to_string(), ev)]));
+                        out.push(own(Event::Extension { line }));
+                    }
+                }
+                return Ok(());
+            }
+            "message_end" => {
+                let message = m.shift_remove("message").unwrap_or(Value::Null);
+                match message["role"].as_str().unwrap_or_default() {
+                    "assistant" => self.assistant_end(&message, out),
+                    "user" => out.push(own(Event::Prompt { text: content_text(&message["content"]) })),
+                    "toolResult" => {
+                        let id = message["toolCallId"].as_str().unwrap_or_default().to_string();
+                        let name = message["toolName"].as_str().map(str::to_string);
+                        let failed = message["isError"].as_bool().unwrap_or(false);
+                        self.tool_result(id, name, failed, content_text(&message["content"]), out);
+                    }
+                    "custom" => {
+                        let details = &message["details"];
+                        let failed = (message["customType"] == "session_slash_command_result"
+                            && details["success"] == false)
+                            || (message["customType"] == "compaction_outcome" && details["outcome"] == "failed");
+                        let text = content_text(&message["content"]);
+                        if failed {
+                            self.ending.failure = Some(text.clone());
+                        }
+                        out.push(own(Event::Notice { text }));
+                    }
+                    _ => {
+                        m.insert("message".into(), message);
+                        out.push(own(Event::Extension { line: whole_line(kind, m) }));
+                        return Ok(());
+                    }
+                }
+                if out.records.is_empty() {
+                    out.fold();
+                }
+                return Ok(());
+            }
+            "tool_execution_start" => {
+                let call = serde_json::json!({"id": m.get("toolCallId"), "name": m.get("toolName"), "arguments": m.get("args")});
+                self.tool_call(&call, out);
+                if out.records.is_empty() {
+                    out.fold();
+                }
+                return Ok(());
+            }
+            "tool_execution_update" => {
+                // The call's name and arguments repeat its start; the result so far is all of it.
+                m.shift_remove("toolName");
+                m.shift_remove("args");
+                let partial = m.shift_remove("partialResult").unwrap_or(Value::Null);
+                Event::ToolOutput {
+                    id: take_str(&mut m, "toolCallId"),
+                    text: content_text(&partial["content"]),
+                    accumulated: true,
+                }
+            }
+            "tool_execution_end" => {
+                let id = take_str(&mut m, "toolCallId").unwrap_or_default();
+                let name = take_str(&mut m, "toolName");
+                let failed = take_bool(&mut m, "isError").unwrap_or(false);
+                let output = m.get("result").map(|r| content_text(&r["content"])).unwrap_or_default();
+                if !self.tool_result(id, name, failed, output, out) {
+                    out.fold();
+                }
+                return Ok(());
+            }
+            "compaction_start" | "auto_compaction_start" => Event::Compaction {
+                phase: Phase::Start,
+                reason: take_str(&mut m, "reason"),
+                data: std::mem::take(&mut m),
+            },
+            "compaction_end" | "auto_compaction_end" => {
+                let error = m.get("errorMessage").and_then(Value::as_str).map(str::to_string);
+                let retrying = m.get("willRetry").and_then(Value::as_bool).unwrap_or(false);
+                if let (Some(e), false) = (error, retrying) {
+                    self.ending.failure = Some(format!("compaction failed: {e}"));
+                }
+                Event::Compaction {
+                    phase: Phase::End,
+                    reason: take_str(&mut m, "reason"),
+                    data: std::mem::take(&mut m),
+                }
+            }
+            "auto_retry_start" => {
+                self.retry_pending = true;
+                Event::Retry {
+                    phase: Phase::Start,
+                    attempt: take_count(&mut m, "attempt"),
+                    max_attempts: take_count(&mut m, "maxAttempts"),
+                    delay_ms: take_count(&mut m, "delayMs"),
+                    error: take_str(&mut m, "errorMessage"),
+                    success: None,
+                }
+            }
+            "auto_retry_end" => Event::Retry {
+                phase: Phase::End,
+                attempt: take_count(&mut m, "attempt"),
+                max_attempts: None,
+                delay_ms: None,
+                error: take_str(&mut m, "finalError"),
+                success: take_bool(&mut m, "success"),
+            },
+            "session_action_update" => Event::Diagnostics { kind: kind.clone(), data: std::mem::take(&mut m) },
+            _ => {
+                out.push(own(Event::Extension { line: whole_line(kind, m) }));
+                return Ok(());
+            }
+        };
+        out.push(Record::with_extra(Dialect::BaseContext, event, Fields::from_iter(m)));
+        Ok(())
+    }
+
+    /// base-context has no terminal record: the run ended as its last assistant message says,
+    /// once its last agent loop ended with no retry announced after it. A stream that never
+    /// settled is left to the normalizer, which reports it ended early.
+    fn finish(&mut self, out: &mut Decoded) {
+        if self.open_loops == 0 || self.ended_loops < self.open_loops || self.retry_pending {
+            return;
+        }
+        let e = &self.ending;
+        let (outcome, reason) = match (&e.failure, e.stop_reason.as_deref()) {
+            (Some(f), _) => (Outcome::Failed, Some(f.clone())),
+            (None, Some("stop")) => (Outcome::Completed, None),
+            (None, Some("error")) => (Outcome::Failed, None),
+            (None, Some("aborted")) => (Outcome::Interrupted, e.error.clone()),
+            (None, Some(other)) => (Outcome::Incomplete, Some(e.error.clone().unwrap_or_else(|| other.to_string()))),
+            (None, None) => (Outcome::Incomplete, Some("no assistant message".into())),
+        };
+        let mut t = Terminal::new(outcome);
+        t.reason = reason;
+        t.error = match outcome {
+            Outcome::Failed => e.error.clone().or_else(|| e.failure.clone()),
+            _ => None,
+        };
+        t.session_id.clone_from(&self.session_id);
+        t.model.clone_from(&self.model);
+        out.push(own(Event::Terminal(t)));
+    }
+}

@@ -1,0 +1,673 @@
+use std::collections::HashMap;
+
+use serde_json::{json, Map, Value};
+
+use crate::dialect::{Dialect, Encode, EncodeOptions, Record, Sink};
+use crate::event::{Arguments, Basis, Event, Outcome, Phase, Scope, Terminal, Tokens, ToolStatus};
+use crate::json::{write_line, Layout};
+use crate::normalize::Context;
+use crate::report::Fate;
+
+/// Where the assistant message of the current round is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Its content is streaming.
+    Open,
+    /// Its tools have started, so its content is complete; its `message_end` waits for the
+    /// round's usage, and the tool lines after it are held until then.
+    Ended,
+    /// Its `message_end` is out.
+    Written,
+}
+
+struct Message {
+    content: Vec<Value>,
+    usage: Tokens,
+    /// The content block being streamed.
+    open_block: Option<usize>,
+    state: State,
+    id: u64,
+}
+
+pub struct Encoder {
+    deltas: bool,
+    epoch_ms: u64,
+    header: bool,
+    loop_open: bool,
+    round_open: bool,
+    msg: Option<Message>,
+    /// Lines held while the message waits for its usage (see `State::Ended`).
+    held: Vec<u8>,
+    round_results: Vec<Value>,
+    /// Every message of the agent loop, for its `agent_end`: base-context's format holds them.
+    loop_messages: Vec<Value>,
+    messages: u64,
+    calls: HashMap<String, (String, Value)>,
+    started: HashMap<String, String>,
+    last_text: Option<String>,
+    /// The stop reason of the last assistant message written.
+    last_stop: String,
+    last_has_tools: bool,
+    final_answer: Option<String>,
+    last_error: Option<String>,
+}
+
+impl Encoder {
+    pub fn new(opts: &EncodeOptions) -> Self {
+        Encoder {
+            deltas: opts.json_deltas,
+            epoch_ms: opts.source_date_epoch.unwrap_or(0).saturating_mul(1000),
+            header: false,
+            loop_open: false,
+            round_open: false,
+            msg: None,
+            held: Vec::new(),
+            round_results: Vec::new(),
+            loop_messages: Vec::new(),
+            messages: 0,
+            calls: HashMap::new(),
+            started: HashMap::new(),
+            last_text: None,
+            last_stop: String::new(),
+            last_has_tools: false,
+            final_answer: None,
+            last_error: None,
+        }
+    }
+}
+
+fn line(v: &Value) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_line(&mut out, v, Layout::Compact);
+    out
+}
+
+fn obj(pairs: Vec<(&str, Value)>) -> Value {
+    Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect::<Map<String, Value>>())
+}
+
+/// An ISO-8601 UTC timestamp for milliseconds since the epoch, as `Date.toISOString` writes it.
+pub(crate) fn iso(ms: u64) -> String {
+    let secs = ms / 1000;
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil from days (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z", rem / 3600, rem % 3600 / 60, rem % 60, ms % 1000)
+}
+
+/// The usage object of an assistant message: base-context's `input` excludes the cache
+/// figures that canonical input includes. Cost is unknown here: zeros.
+fn usage_json(t: &Tokens) -> Value {
+    let cache_read = t.cache_read.unwrap_or(0);
+    let cache_write = t.cache_write.unwrap_or(0);
+    let input = t.input.unwrap_or(0).saturating_sub(cache_read + cache_write);
+    let output = t.output.unwrap_or(0);
+    let zero = json!(0);
+    obj(vec![
+        ("input", json!(input)),
+        ("output", json!(output)),
+        ("cacheRead", json!(cache_read)),
+        ("cacheWrite", json!(cache_write)),
+        ("totalTokens", json!(input + output + cache_read + cache_write)),
+        (
+            "cost",
+            obj(vec![
+                ("input", zero.clone()),
+                ("output", zero.clone()),
+                ("cacheRead", zero.clone()),
+                ("cacheWrite", zero.clone()),
+                ("total", zero),
+            ]),
+        ),
+    ])
+}
+
+fn args_object(a: &Arguments) -> Value {
+    match a.to_value() {
+        Some(v @ Value::Object(_)) => v,
+        _ if a.to_text().is_empty() => json!({}),
+        _ => json!({ "raw": a.to_text() }),
+    }
+}
+
+impl Encoder {
+    /// Writes a line now, or holds it while the message waits for its usage.
+    fn put(&mut self, sink: &mut Sink<'_>, v: Value) {
+        let bytes = line(&v);
+        if self.msg.as_ref().is_some_and(|m| m.state == State::Ended) {
+            self.held.extend_from_slice(&bytes);
+        } else {
+            sink.out.extend_from_slice(&bytes);
+        }
+    }
+
+    fn assistant(&self, m: &Message, ctx: &Context, stop: &str, error: Option<&str>) -> Value {
+        let mut pairs = vec![
+            ("role", json!("assistant")),
+            ("content", Value::Array(m.content.clone())),
+            ("api", json!("unknown")),
+            ("provider", json!("unknown")),
+            ("model", json!(ctx.model.clone().unwrap_or_else(|| "unknown".into()))),
+            ("usage", usage_json(&m.usage)),
+            ("stopReason", json!(stop)),
+            ("timestamp", json!(self.epoch_ms)),
+        ];
+        if let Some(e) = error {
+            pairs.push(("errorMessage", json!(e)));
+        }
+        obj(pairs)
+    }
+
+    fn ensure_header(
+        &mut self,
+        ctx: &Context,
+        sink: &mut Sink<'_>,
+        id: Option<&str>,
+        cwd: Option<&str>,
+        timestamp: Option<&str>,
+    ) {
+        if self.header {
+            return;
+        }
+        self.header = true;
+        let id = id.map(str::to_string).unwrap_or_else(|| ctx.derived_uuid());
+        let mut pairs = vec![("type", json!("session")), ("version", json!(3)), ("id", json!(id))];
+        pairs.push(("timestamp", json!(timestamp.map(str::to_string).unwrap_or_else(|| iso(self.epoch_ms)))));
+        if let Some(cwd) = cwd {
+            pairs.push(("cwd", json!(cwd)));
+        }
+        self.put(sink, obj(pairs));
+    }
+
+    fn ensure_loop(&mut self, ctx: &Context, sink: &mut Sink<'_>) {
+        self.ensure_header(ctx, sink, None, None, None);
+        if !self.loop_open {
+            self.loop_open = true;
+            self.put(sink, json!({"type": "agent_start"}));
+        }
+    }
+
+    fn ensure_round(&mut self, ctx: &Context, sink: &mut Sink<'_>) {
+        self.ensure_loop(ctx, sink);
+        if !self.round_open {
+            self.round_open = true;
+            self.put(sink, json!({"type": "turn_start"}));
+        }
+    }
+
+    /// The assistant message that content goes into: a new one after one that is complete.
+    fn ensure_message(&mut self, ctx: &Context, sink: &mut Sink<'_>) {
+        if self.msg.as_ref().is_some_and(|m| m.state != State::Open) {
+            self.close_round(ctx, sink);
+        }
+        self.ensure_round(ctx, sink);
+        if self.msg.is_none() {
+            self.messages += 1;
+            let m = Message {
+                content: Vec::new(),
+                usage: Tokens::default(),
+                open_block: None,
+                state: State::Open,
+                id: self.messages,
+            };
+            let snapshot = self.assistant(&m, ctx, "stop", None);
+            self.msg = Some(m);
+            let mut pairs = vec![("type", json!("message_start"))];
+            if self.deltas {
+                pairs.push(("messageId", json!(self.messages)));
+            }
+            pairs.push(("message", snapshot));
+            self.put(sink, obj(pairs));
+        }
+    }
+
+    /// One `message_update`: in the plain form with the message so far (twice, as the agent
+    /// writes it), in the delta form with the message id and the event alone.
+    fn update(&mut self, ctx: &Context, sink: &mut Sink<'_>, mut event: Vec<(&str, Value)>) {
+        let Some(m) = &self.msg else { return };
+        let line = if self.deltas {
+            obj(vec![
+                ("type", json!("message_update")),
+                ("messageId", json!(m.id)),
+                ("assistantMessageEvent", obj(event)),
+            ])
+        } else {
+            let snapshot = self.assistant(m, ctx, "stop", None);
+            event.push(("partial", snapshot.clone()));
+            obj(vec![("type", json!("message_update")), ("assistantMessageEvent", obj(event)), ("message", snapshot)])
+        };
+        self.put(sink, line);
+    }
+
+    /// Starts a content block of `kind` unless one is streaming; its index.
+    fn block(&mut self, ctx: &Context, sink: &mut Sink<'_>, kind: &str) -> usize {
+        self.ensure_message(ctx, sink);
+        let m = self.msg.as_mut().expect("ensured");
+        if let Some(i) = m.open_block.filter(|i| m.content[*i]["type"] == kind) {
+            return i;
+        }
+        self.end_block(ctx, sink);
+        let m = self.msg.as_mut().expect("ensured");
+        let field = if kind == "text" { "text" } else { "thinking" };
+        m.content.push(obj(vec![("type", json!(kind)), (field, json!(""))]));
+        let i = m.content.len() - 1;
+        m.open_block = Some(i);
+        self.update(ctx, sink, vec![("type", json!(format!("{kind}_start"))), ("contentIndex", json!(i))]);
+        i
+    }
+
+    fn end_block(&mut self, ctx: &Context, sink: &mut Sink<'_>) {
+        let Some(m) = self.msg.as_mut() else { return };
+        let Some(i) = m.open_block.take() else { return };
+        let block = &m.content[i];
+        let (kind, field) = if block["type"] == "text" { ("text", "text") } else { ("thinking", "thinking") };
+        let content = block[field].clone();
+        self.update(
+            ctx,
+            sink,
+            vec![("type", json!(format!("{kind}_end"))), ("contentIndex", json!(i)), ("content", content)],
+        );
+    }
+
+    fn append(&mut self, ctx: &Context, sink: &mut Sink<'_>, kind: &str, text: &str) {
+        let i = self.block(ctx, sink, kind);
+        let field = if kind == "text" { "text" } else { "thinking" };
+        let m = self.msg.as_mut().expect("block ensures it");
+        let mut now = m.content[i][field].as_str().unwrap_or_default().to_string();
+        now.push_str(text);
+        m.content[i][field] = json!(now);
+        self.update(
+            ctx,
+            sink,
+            vec![("type", json!(format!("{kind}_delta"))), ("contentIndex", json!(i)), ("delta", json!(text))],
+        );
+    }
+
+    /// Writes the message's `message_end` (and the lines held for it).
+    fn end_message(&mut self, ctx: &Context, sink: &mut Sink<'_>, stop: Option<(&str, Option<&str>)>) {
+        self.end_block(ctx, sink);
+        let Some(m) = self.msg.as_mut() else { return };
+        if m.state == State::Written {
+            return;
+        }
+        m.state = State::Written;
+        let has_tools = m.content.iter().any(|b| b["type"] == "toolCall");
+        let (reason, error) = stop.unwrap_or(if has_tools { ("toolUse", None) } else { ("stop", None) });
+        let m = self.msg.as_ref().expect("checked");
+        let message = self.assistant(m, ctx, reason, error);
+        self.last_stop = reason.to_string();
+        self.last_text =
+            Some(m.content.iter().filter(|b| b["type"] == "text").filter_map(|b| b["text"].as_str()).collect());
+        self.last_has_tools = has_tools;
+        let mut pairs = vec![("type", json!("message_end"))];
+        if self.deltas {
+            pairs.push(("messageId", json!(m.id)));
+        }
+        pairs.push(("message", message.clone()));
+        self.loop_messages.push(message);
+        sink.out.extend_from_slice(&line(&obj(pairs)));
+        let held = std::mem::take(&mut self.held);
+        sink.out.extend_from_slice(&held);
+    }
+
+    fn close_round(&mut self, ctx: &Context, sink: &mut Sink<'_>) {
+        if !self.round_open {
+            return;
+        }
+        self.end_message(ctx, sink, None);
+        let message = self.loop_messages.iter().rev().find(|m| m["role"] == "assistant").cloned();
+        let message = match (&self.msg, message) {
+            (Some(_), Some(m)) => m,
+            _ => {
+                // A round without an assistant message: an empty one stands for it.
+                let m = Message {
+                    content: Vec::new(),
+                    usage: Tokens::default(),
+                    open_block: None,
+                    state: State::Written,
+                    id: 0,
+                };
+                self.assistant(&m, ctx, "stop", None)
+            }
+        };
+        let results = std::mem::take(&mut self.round_results);
+        self.put(
+            sink,
+            obj(vec![("type", json!("turn_end")), ("message", message), ("toolResults", Value::Array(results))]),
+        );
+        self.round_open = false;
+        self.msg = None;
+    }
+
+    fn close_loop(&mut self, ctx: &Context, sink: &mut Sink<'_>) {
+        self.close_round(ctx, sink);
+        if self.loop_open {
+            let messages = std::mem::take(&mut self.loop_messages);
+            self.put(sink, obj(vec![("type", json!("agent_end")), ("messages", Value::Array(messages))]));
+            self.loop_open = false;
+        }
+    }
+
+    /// Tools start running: the assistant message's content is complete.
+    fn tools_run(&mut self, ctx: &Context, sink: &mut Sink<'_>) {
+        self.end_block(ctx, sink);
+        if let Some(m) = self.msg.as_mut() {
+            if m.state == State::Open {
+                m.state = State::Ended;
+            }
+        }
+    }
+
+    fn exec_start(&mut self, ctx: &Context, sink: &mut Sink<'_>, id: &str, name: &str) {
+        if self.started.contains_key(id) {
+            return;
+        }
+        self.ensure_round(ctx, sink);
+        self.tools_run(ctx, sink);
+        self.started.insert(id.to_string(), String::new());
+        let args = self.calls.get(id).map(|c| c.1.clone()).unwrap_or_else(|| json!({}));
+        self.put(
+            sink,
+            obj(vec![
+                ("type", json!("tool_execution_start")),
+                ("toolCallId", json!(id)),
+                ("toolName", json!(name)),
+                ("args", args),
+            ]),
+        );
+    }
+
+    fn tool_end(&mut self, ctx: &Context, sink: &mut Sink<'_>, id: &str, name: &str, output: &str, failed: bool) {
+        self.exec_start(ctx, sink, id, name);
+        self.started.remove(id);
+        let content = json!([{"type": "text", "text": output}]);
+        self.put(
+            sink,
+            obj(vec![
+                ("type", json!("tool_execution_end")),
+                ("toolCallId", json!(id)),
+                ("toolName", json!(name)),
+                ("result", obj(vec![("content", content.clone()), ("details", json!({}))])),
+                ("isError", json!(failed)),
+            ]),
+        );
+        let message = obj(vec![
+            ("role", json!("toolResult")),
+            ("toolCallId", json!(id)),
+            ("toolName", json!(name)),
+            ("content", content),
+            ("isError", json!(failed)),
+            ("timestamp", json!(self.epoch_ms)),
+        ]);
+        self.put(sink, obj(vec![("type", json!("message_start")), ("message", message.clone())]));
+        self.put(sink, obj(vec![("type", json!("message_end")), ("message", message.clone())]));
+        self.round_results.push(message.clone());
+        self.loop_messages.push(message);
+        self.calls.remove(id);
+    }
+
+    /// How the run ended, as the last assistant message says it: stop reason and error text.
+    fn stop_of(&self, t: &Terminal) -> (&'static str, Option<String>) {
+        let why = t.error.clone().or_else(|| self.last_error.clone()).or_else(|| t.reason.clone());
+        match t.outcome {
+            Outcome::Completed => ("stop", None),
+            Outcome::Failed => ("error", Some(why.unwrap_or_else(|| "the run failed".into()))),
+            Outcome::PermissionDenied => (
+                "error",
+                Some(format!("permission denied: {}", t.reason.clone().unwrap_or_else(|| "approval required".into()))),
+            ),
+            Outcome::Interrupted => ("aborted", Some(t.reason.clone().unwrap_or_else(|| "Request was aborted".into()))),
+            Outcome::Timeout => (
+                "aborted",
+                Some(format!(
+                    "timeout{}",
+                    t.reason.as_ref().filter(|r| *r != "timeout").map(|r| format!(": {r}")).unwrap_or_default()
+                )),
+            ),
+            Outcome::Incomplete => ("length", Some(t.reason.clone().unwrap_or_else(|| "incomplete".into()))),
+        }
+    }
+}
+
+impl Encode for Encoder {
+    fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
+        let own = rec.origin == Dialect::BaseContext;
+        match &rec.event {
+            Event::Session(s) => {
+                if self.header {
+                    return Fate::Absorbed;
+                }
+                let id = if own { s.id.clone() } else { None };
+                self.ensure_header(ctx, sink, id.as_deref(), s.cwd.as_deref(), s.timestamp.as_deref());
+            }
+            Event::TurnStart { .. } => {
+                self.close_loop(ctx, sink);
+                self.ensure_loop(ctx, sink);
+            }
+            Event::TurnEnd { status, reason, .. } => {
+                self.ensure_loop(ctx, sink);
+                // A turn that failed or was interrupted says so on its last message.
+                let why = reason.clone().or_else(|| self.last_error.clone());
+                let stop = match status.as_deref() {
+                    Some("failed") => Some(("error", why.or_else(|| Some("the turn failed".into())))),
+                    Some("interrupted" | "timeout") => {
+                        Some(("aborted", why.or_else(|| Some("Request was aborted".into()))))
+                    }
+                    _ => None,
+                };
+                if let Some((stop, error)) = &stop {
+                    if self.msg.as_ref().is_some_and(|m| m.state != State::Written) {
+                        self.end_message(ctx, sink, Some((stop, error.as_deref())));
+                    }
+                }
+                self.close_loop(ctx, sink);
+            }
+            Event::RoundStart { .. } => {
+                self.close_round(ctx, sink);
+                self.ensure_round(ctx, sink);
+            }
+            Event::RoundEnd { .. } => {
+                self.ensure_round(ctx, sink);
+                self.close_round(ctx, sink);
+            }
+            Event::Prompt { text } => {
+                self.ensure_round(ctx, sink);
+                let message =
+                    json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": self.epoch_ms});
+                self.put(sink, json!({"type": "message_start", "message": message}));
+                self.put(sink, json!({"type": "message_end", "message": message}));
+                self.loop_messages.push(message);
+            }
+            Event::ReasoningStart { .. } => {
+                self.block(ctx, sink, "thinking");
+            }
+            Event::ReasoningDelta { text } => self.append(ctx, sink, "thinking", text),
+            Event::ReasoningEnd { text } => {
+                let i = self.block(ctx, sink, "thinking");
+                if let (Some(text), Some(m)) = (text, self.msg.as_mut()) {
+                    m.content[i]["thinking"] = json!(text);
+                }
+                self.end_block(ctx, sink);
+            }
+            Event::TextStart => {
+                self.end_block(ctx, sink);
+                self.block(ctx, sink, "text");
+            }
+            Event::TextDelta { text, .. } => self.append(ctx, sink, "text", text),
+            Event::TextReplace { text } | Event::TextEnd { text: Some(text) } => {
+                let i = self.block(ctx, sink, "text");
+                if let Some(m) = self.msg.as_mut() {
+                    m.content[i]["text"] = json!(text);
+                }
+                self.end_block(ctx, sink);
+            }
+            Event::TextEnd { text: None } => self.end_block(ctx, sink),
+            Event::ToolCall(c) => {
+                self.ensure_message(ctx, sink);
+                self.end_block(ctx, sink);
+                let id = c.id.clone().unwrap_or_default();
+                let args = args_object(&c.arguments);
+                self.calls.insert(id.clone(), (c.name.clone(), args.clone()));
+                let block = json!({"type": "toolCall", "id": id, "name": c.name, "arguments": args});
+                let m = self.msg.as_mut().expect("ensured");
+                m.content.push(block.clone());
+                let i = m.content.len() - 1;
+                let start = if self.deltas { vec![("toolCall", json!({"id": id, "name": c.name}))] } else { vec![] };
+                let mut ev = vec![("type", json!("toolcall_start")), ("contentIndex", json!(i))];
+                ev.extend(start);
+                self.update(ctx, sink, ev);
+                self.update(
+                    ctx,
+                    sink,
+                    vec![("type", json!("toolcall_end")), ("contentIndex", json!(i)), ("toolCall", block)],
+                );
+            }
+            Event::ToolOutput { id: Some(id), text, accumulated } => {
+                let name =
+                    self.calls.get(id).map(|c| c.0.clone()).or_else(|| ctx.call.name.clone()).unwrap_or_default();
+                self.exec_start(ctx, sink, id, &name);
+                let so_far = self.started.entry(id.clone()).or_default();
+                if *accumulated {
+                    so_far.clone_from(text);
+                } else {
+                    so_far.push_str(text);
+                }
+                let partial = json!({"content": [{"type": "text", "text": so_far.clone()}], "details": {}});
+                let args = self.calls.get(id).map(|c| c.1.clone()).unwrap_or_else(|| json!({}));
+                self.put(
+                    sink,
+                    obj(vec![
+                        ("type", json!("tool_execution_update")),
+                        ("toolCallId", json!(id)),
+                        ("toolName", json!(name)),
+                        ("args", args),
+                        ("partialResult", partial),
+                    ]),
+                );
+            }
+            Event::ToolResult(r) => {
+                let id = r.id.clone().unwrap_or_default();
+                let name = r.name.clone().or_else(|| ctx.call.name.clone()).unwrap_or_default();
+                let output = r
+                    .output
+                    .clone()
+                    .or_else(|| ctx.call.output.clone())
+                    .or_else(|| r.error.clone())
+                    .unwrap_or_default();
+                self.tool_end(ctx, sink, &id, &name, &output, r.status != ToolStatus::Completed);
+            }
+            Event::PermissionDenied(d) => {
+                // A blocked call still has a start and an end, with isError, as the agent does.
+                let id = d.id.clone().unwrap_or_default();
+                let why = format!("permission denied: {}", d.reason.as_deref().unwrap_or("approval required"));
+                self.tool_end(ctx, sink, &id, &d.name, &why, true);
+            }
+            Event::Usage(u) => {
+                if self.msg.is_none() {
+                    self.ensure_message(ctx, sink);
+                }
+                let m = self.msg.as_mut().expect("ensured");
+                m.usage = m.usage.plus(&ctx.delta);
+                let round_done = u.scope == Scope::Round && u.basis == Basis::Delta;
+                if m.state == State::Ended || (round_done && m.state == State::Open) {
+                    self.end_message(ctx, sink, None);
+                }
+            }
+            Event::Error { message, .. } => {
+                self.last_error = Some(message.clone());
+                return Fate::Absorbed;
+            }
+            Event::FinalAnswer { text } => {
+                self.final_answer = Some(text.clone());
+                return Fate::Absorbed;
+            }
+            Event::Notice { text } if !own || rec.extra.is_empty() => {
+                self.ensure_loop(ctx, sink);
+                let message = json!({"role": "custom", "customType": "notice", "content": text, "display": true, "timestamp": self.epoch_ms});
+                self.put(sink, json!({"type": "message_start", "message": message}));
+                self.put(sink, json!({"type": "message_end", "message": message}));
+                self.loop_messages.push(message);
+            }
+            Event::Compaction { phase, reason, data } => {
+                self.ensure_header(ctx, sink, None, None, None);
+                let kind = if *phase == Phase::Start { "compaction_start" } else { "compaction_end" };
+                let mut pairs = vec![("type", json!(kind))];
+                if let Some(r) = reason {
+                    pairs.push(("reason", json!(r)));
+                }
+                let mut line = obj(pairs);
+                for (k, v) in data {
+                    line[k] = v.clone();
+                }
+                self.put(sink, line);
+            }
+            Event::Retry { phase, attempt, max_attempts, delay_ms, error, success } => {
+                self.ensure_header(ctx, sink, None, None, None);
+                let line = if *phase == Phase::Start {
+                    json!({"type": "auto_retry_start", "attempt": attempt.unwrap_or(1), "maxAttempts": max_attempts.unwrap_or(0), "delayMs": delay_ms.unwrap_or(0), "errorMessage": error.clone().unwrap_or_default()})
+                } else {
+                    let mut l = json!({"type": "auto_retry_end", "success": success.unwrap_or(false), "attempt": attempt.unwrap_or(1)});
+                    if let Some(e) = error {
+                        l["finalError"] = json!(e);
+                    }
+                    l
+                };
+                self.put(sink, line);
+            }
+            Event::Diagnostics { kind, data } if kind == "session_action_update" => {
+                self.ensure_header(ctx, sink, None, None, None);
+                let mut line = json!({"type": kind});
+                for (k, v) in data {
+                    line[k] = v.clone();
+                }
+                self.put(sink, line);
+            }
+            Event::Extension { line } if own => {
+                self.put(sink, line.clone());
+                return Fate::PassedThrough;
+            }
+            Event::Terminal(t) => {
+                let answer = self.final_answer.clone().or_else(|| t.final_text.clone()).filter(|a| !a.is_empty());
+                let said = answer.is_none() || answer == self.last_text;
+                if !self.loop_open && said && self.header && self.last_stop == self.stop_of(t).0 {
+                    // The last loop ended on a message that already says it all.
+                    return Fate::Absorbed;
+                }
+                self.ensure_loop(ctx, sink);
+                let (stop, error) = self.stop_of(t);
+                self.last_error = error.clone();
+                // The run's final text closes its last assistant message; one is added when the
+                // last one already ended, used tools, or said something else.
+                let open = self.msg.as_ref().is_some_and(|m| m.state != State::Written);
+                let differs = answer.as_ref().is_some_and(|a| Some(a) != self.last_text.as_ref());
+                if open && !differs {
+                    self.end_message(ctx, sink, Some((stop, error.as_deref())));
+                } else {
+                    if self.msg.is_some() {
+                        self.close_round(ctx, sink);
+                    }
+                    if let Some(text) = answer {
+                        self.append(ctx, sink, "text", &text);
+                    } else {
+                        self.ensure_message(ctx, sink);
+                    }
+                    self.end_message(ctx, sink, Some((stop, error.as_deref())));
+                }
+                self.close_loop(ctx, sink);
+            }
+            other => {
+                sink.report.dropped_kind(other.kind());
+                return Fate::Dropped;
+            }
+        }
+        Fate::Written
+    }
+}

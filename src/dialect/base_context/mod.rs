@@ -1,0 +1,69 @@
+//! base-context: `base-context --mode json [--json-deltas] PROMPT` (a pi-style TypeScript agent),
+//! spec in `shared/dialects/base-context.md`, the real shapes in `base-context-notes.md`,
+//! contract in `mappings/base-context.json`.
+//!
+//! A session header line first, then every session event as `JSON.stringify` writes it:
+//! `agent_start`/`agent_end` around each agent loop (several per stream: retries, compaction,
+//! several prompts), `turn_start`/`turn_end` around each model request, `message_start`/
+//! `message_update`/`message_end` for user, assistant, toolResult and custom messages,
+//! `tool_execution_start`/`_update`/`_end`, compaction and retry events. Usage is on each
+//! assistant message, per request; its `input` excludes cache reads and writes. There is no
+//! terminal record: the run's outcome is the last assistant message's `stopReason` (and the
+//! process exit status). With `--json-deltas`, assistant message events carry a `messageId` and
+//! updates only the delta, not the whole message.
+
+mod decode;
+mod encode;
+
+pub use decode::Decoder;
+pub use encode::Encoder;
+
+use serde_json::{Map, Value};
+
+use crate::dialect::Sniff;
+
+/// Kinds only base-context writes.
+const OWN_KINDS: &[&str] = &[
+    "agent_start",
+    "agent_end",
+    "turn_start",
+    "message_start",
+    "message_update",
+    "message_end",
+    "tool_execution_start",
+    "tool_execution_update",
+    "tool_execution_end",
+    "compaction_start",
+    "compaction_end",
+    "auto_compaction_start",
+    "auto_compaction_end",
+    "auto_retry_start",
+    "auto_retry_end",
+    "session_action_update",
+];
+
+pub fn sniff(line: &Map<String, Value>) -> Sniff {
+    let Some(kind) = line.get("type").and_then(Value::as_str) else {
+        return Sniff::No;
+    };
+    match kind {
+        k if OWN_KINDS.contains(&k) => Sniff::Yes,
+        "session" if line.contains_key("version") || line.contains_key("cwd") => Sniff::Yes,
+        "turn_end" if line.contains_key("message") || line.contains_key("toolResults") => Sniff::Yes,
+        _ => Sniff::No,
+    }
+}
+
+/// The text of a message's `content`: a string, or the `text` of its text blocks joined.
+pub(crate) fn content_text(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter(|b| b["type"] == "text")
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    }
+}

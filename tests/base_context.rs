@@ -1,0 +1,151 @@
+//! base-context: both forms read and written, usage counted once per assistant message, the
+//! outcome from the last assistant message, and streams a pi-style consumer accepts.
+
+mod common;
+
+use serde_json::Value;
+
+use agentgate::{translate_bytes, Dialect, Options};
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(common::fixtures().join("base-context").join(name)).unwrap()
+}
+
+fn canonical(input: &[u8]) -> Vec<Value> {
+    common::values(&common::translate(input, Dialect::BaseContext, Dialect::Canonical))
+}
+
+fn encode(source: &[u8], from: Dialect, deltas: bool) -> Vec<Value> {
+    let mut opts = Options::new(Some(from), Dialect::BaseContext);
+    opts.encode.json_deltas = deltas;
+    opts.encode.source_date_epoch = Some(1_700_000_000);
+    let (out, _, _) = translate_bytes(source, &opts);
+    common::values(std::str::from_utf8(&out).unwrap())
+}
+
+#[test]
+fn thinking_and_tool_call_deltas_are_reassembled_in_both_forms() {
+    for name in ["success.jsonl", "deltas.jsonl"] {
+        let out = canonical(&fixture(name));
+        let thinking = out.iter().find(|l| l["type"] == "reasoning_end").unwrap();
+        assert_eq!(thinking["text"], "The user wants a file list. <one> & done", "{name}");
+        let call = out.iter().find(|l| l["type"] == "tool_call").unwrap();
+        assert_eq!((call["id"].as_str(), call["name"].as_str()), (Some("toolu_01A9xQ"), Some("bash")));
+        assert_eq!(call["arguments"], serde_json::json!({"command": "ls -la"}));
+        assert_eq!(
+            out.iter().filter(|l| l["type"] == "tool_call").count(),
+            1,
+            "{name}: message and tool events are one call"
+        );
+        assert_eq!(out.iter().filter(|l| l["type"] == "tool_result").count(), 1, "{name}");
+    }
+}
+
+#[test]
+fn usage_is_counted_once_per_assistant_message_with_cache_in_input() {
+    let out = canonical(&fixture("success.jsonl"));
+    let usages: Vec<u64> = out.iter().filter(|l| l["type"] == "usage").map(|l| l["input"].as_u64().unwrap()).collect();
+    // input + cacheRead + cacheWrite of each message_end, nothing from turn_end or agent_end.
+    assert_eq!(usages, vec![3 + 4120 + 1893, 6 + 6013 + 212]);
+}
+
+#[test]
+fn a_retry_after_an_error_ends_as_the_retried_message_says() {
+    let out = canonical(&fixture("retry.jsonl"));
+    let t = out.last().unwrap();
+    assert_eq!(t["outcome"], "completed");
+    assert_eq!(out.iter().filter(|l| l["type"] == "turn_start").count(), 2, "two agent loops");
+    assert!(out.iter().any(|l| l["type"] == "retry" && l["phase"] == "end" && l["success"] == true));
+}
+
+#[test]
+fn a_run_whose_last_loop_never_settles_is_incomplete() {
+    let text = String::from_utf8(fixture("retry.jsonl")).unwrap();
+    // Cut after the retry is announced: the retried loop never came.
+    let upto = text.find("\"type\":\"auto_retry_start\"").unwrap();
+    let cut = &text[..upto + text[upto..].find('\n').unwrap() + 1];
+    assert!(cut.contains("auto_retry_start"), "{cut}");
+    let t = canonical(cut.as_bytes()).pop().unwrap();
+    assert_eq!(t["outcome"], "incomplete");
+    assert_eq!(t["reason"], "input ended without a terminal record");
+}
+
+#[test]
+fn both_forms_are_written_as_the_spec_says() {
+    let source = std::fs::read(common::fixtures().join("localcode/success.jsonl")).unwrap();
+    let plain = encode(&source, Dialect::Localcode, false);
+    let deltas = encode(&source, Dialect::Localcode, true);
+    for out in [&plain, &deltas] {
+        let header = &out[0];
+        assert_eq!((header["type"].as_str(), header["version"].as_u64()), (Some("session"), Some(3)));
+        assert_eq!(header["id"].as_str().unwrap().len(), 36);
+        assert_eq!(header["timestamp"], "2023-11-14T22:13:20.000Z", "SOURCE_DATE_EPOCH");
+        assert_eq!(out[1]["type"], "agent_start");
+        assert_eq!(out.last().unwrap()["type"], "agent_end");
+    }
+    for u in plain.iter().filter(|l| l["type"] == "message_update") {
+        assert!(u["message"].is_object() && u["assistantMessageEvent"]["partial"].is_object(), "{u}");
+        assert!(u.get("messageId").is_none());
+    }
+    let mut last_id = 0;
+    for u in deltas.iter().filter(|l| l["type"].as_str().unwrap().starts_with("message_")) {
+        if u["type"] == "message_update" {
+            assert!(u.get("message").is_none() && u["assistantMessageEvent"].get("partial").is_none(), "{u}");
+        }
+        if u["type"] == "message_update" || u["message"]["role"] == "assistant" {
+            let id = u["messageId"].as_u64().expect("assistant message events carry messageId");
+            assert!(id == last_id || id == last_id + 1, "messageId counts assistant messages from 1");
+            last_id = id;
+        } else {
+            assert!(u.get("messageId").is_none(), "{u}");
+        }
+        if u["assistantMessageEvent"]["type"] == "toolcall_start" {
+            assert!(u["assistantMessageEvent"]["toolCall"]["id"].is_string());
+        }
+    }
+    assert_eq!(last_id, 4);
+    // Every assistant message has all five usage counts and a cost; the totals add up.
+    let ends: Vec<&Value> =
+        plain.iter().filter(|l| l["type"] == "message_end" && l["message"]["role"] == "assistant").collect();
+    for e in &ends {
+        let u = &e["message"]["usage"];
+        for k in ["input", "output", "cacheRead", "cacheWrite", "totalTokens"] {
+            assert!(u[k].is_u64(), "{k} in {u}");
+        }
+        assert!(u["cost"]["total"].is_number());
+    }
+    let input: u64 = ends.iter().map(|e| e["message"]["usage"]["input"].as_u64().unwrap()).sum();
+    assert_eq!(input, 6050);
+}
+
+#[test]
+fn a_round_whose_usage_comes_after_its_tools_holds_them_behind_its_message_end() {
+    let source = std::fs::read(common::fixtures().join("localcode/results-out-of-order.jsonl")).unwrap();
+    let out = encode(&source, Dialect::Localcode, true);
+    let kinds: Vec<&str> = out.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    let end = kinds.iter().position(|k| *k == "message_end").unwrap();
+    let first_tool = kinds.iter().position(|k| *k == "tool_execution_start").unwrap();
+    assert!(end < first_tool, "the assistant message ends before its tools run: {kinds:?}");
+    assert_eq!(out[end]["message"]["usage"]["input"], 900);
+    assert_eq!(out[end]["message"]["stopReason"], "toolUse");
+}
+
+#[test]
+fn every_outcome_reads_back_from_the_last_assistant_message() {
+    for (outcome, stop, back) in [
+        ("completed", "stop", "completed"),
+        ("failed", "error", "failed"),
+        ("interrupted", "aborted", "interrupted"),
+        ("incomplete", "length", "incomplete"),
+        ("permission_denied", "error", "failed"),
+        ("timeout", "aborted", "interrupted"),
+    ] {
+        let line = format!("{{\"v\":1,\"type\":\"terminal\",\"outcome\":\"{outcome}\",\"reason\":\"why\"}}\n");
+        let out = encode(line.as_bytes(), Dialect::Canonical, false);
+        let last = out.iter().rev().find(|l| l["type"] == "message_end").unwrap();
+        assert_eq!(last["message"]["stopReason"], stop, "{outcome}");
+        let text: String = out.iter().map(|v| format!("{v}\n")).collect();
+        let t = canonical(text.as_bytes()).pop().unwrap();
+        assert_eq!(t["outcome"], back, "{outcome}");
+    }
+}

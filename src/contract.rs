@@ -180,6 +180,27 @@ impl Contract {
         self.decode.get(table)?.get(key)?.as_str()?.parse().ok()
     }
 
+    /// Problems with the fields of a record of `kind` (presence, JSON types, limits), leaving
+    /// key order and the kind itself aside: what a reader needs to take the record at all.
+    pub fn check_fields(&self, kind: &str, obj: &Map<String, Value>) -> Vec<String> {
+        let mut problems = Vec::new();
+        if let Some(spec) = self.kinds.get(kind) {
+            check_fields(&spec.fields, obj, kind, &mut problems);
+        }
+        problems
+    }
+
+    /// Whether `value` may stand in field `field` of a `kind` record: true for fields the
+    /// contract does not list.
+    pub fn accepts(&self, kind: &str, field: &str, value: &Value) -> bool {
+        let spec = self.common.get(field).or_else(|| self.kinds.get(kind).and_then(|k| k.fields.get(field)));
+        match spec {
+            None => true,
+            Some(f) if value.is_null() => f.nullable,
+            Some(f) => check_value(f, value).is_ok(),
+        }
+    }
+
     /// Problems with one line, each a sentence. Unknown kinds are a problem only where the
     /// dialect's readers do not tolerate them.
     pub fn check_line(&self, line: &Value) -> Vec<String> {

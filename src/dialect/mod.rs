@@ -294,3 +294,28 @@ pub(crate) fn whole_line(kind: String, rest: Map<String, Value>) -> Value {
     m.extend(rest);
     Value::Object(m)
 }
+
+/// Builds an output line of `contract`'s dialect: its kind member, then `fields` in order,
+/// then the members of the source line that the model had no field for (`extra`, given only
+/// when the source is the same dialect). An extra member takes the place of a written one only
+/// when the contract accepts its value there: it restores what the source said (an unknown
+/// status word, say), but never makes a line the contract forbids (a null where an id must be,
+/// a count that is not digits).
+pub(crate) fn build_line(
+    contract: &crate::contract::Contract,
+    kind: &str,
+    fields: Vec<(&str, Value)>,
+    extra: Option<&Fields>,
+) -> Map<String, Value> {
+    let mut m = Map::with_capacity(fields.len() + 1);
+    m.insert(contract.type_field.clone(), Value::String(kind.into()));
+    for (k, v) in fields {
+        m.insert(k.into(), v);
+    }
+    for (k, v) in extra.into_iter().flatten() {
+        if contract.accepts(kind, k, v) {
+            m.insert(k.clone(), v.clone());
+        }
+    }
+    m
+}

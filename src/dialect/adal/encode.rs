@@ -1,7 +1,7 @@
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use crate::contract::Contract;
-use crate::dialect::{Dialect, Encode, Record, Sink};
+use crate::dialect::{build_line, Dialect, Encode, Record, Sink};
 use crate::event::{Arguments, Event, Fields, Outcome, Terminal, ToolStatus};
 use crate::json::{write_line, Layout};
 use crate::normalize::Context;
@@ -56,27 +56,16 @@ impl Default for Encoder {
 /// Writes a line: `type` first, the fields in order, then the source line's unknown members
 /// when it was read from adal itself.
 fn emit(sink: &mut Sink<'_>, kind: &str, fields: Vec<(&str, Value)>, extra: Option<&Fields>) {
-    let mut m = Map::new();
-    m.insert("type".into(), Value::String(kind.into()));
-    for (k, v) in fields {
-        m.insert(k.into(), v);
-    }
-    for (k, v) in extra.into_iter().flatten() {
-        m.insert(k.clone(), v.clone());
-    }
-    write_line(sink.out, &m, Layout::Compact);
+    write_line(sink.out, &build_line(Dialect::Adal.contract(), kind, fields, extra), Layout::Compact);
 }
 
 /// adal's `args` is an object. Arguments that hold one are written as it; anything else
 /// (text that is not JSON, a bare value) is kept whole as `{"raw": text}`.
-fn args_object(a: &Arguments, own: bool) -> Value {
-    match (&a.value, own) {
-        (Some(v), true) => v.clone(),
-        _ => match a.to_value() {
-            Some(v @ Value::Object(_)) => v,
-            _ if a.to_text().is_empty() => json!({}),
-            _ => json!({ "raw": a.to_text() }),
-        },
+fn args_object(a: &Arguments) -> Value {
+    match a.to_value() {
+        Some(v @ Value::Object(_)) => v,
+        _ if a.to_text().is_empty() => json!({}),
+        _ => json!({ "raw": a.to_text() }),
     }
 }
 
@@ -102,7 +91,7 @@ impl Encode for Encoder {
                     vec![
                         ("id", Value::String(id)),
                         ("name", Value::String(c.name.clone())),
-                        ("args", args_object(&c.arguments, own)),
+                        ("args", args_object(&c.arguments)),
                     ],
                     extra,
                 );
@@ -119,7 +108,7 @@ impl Encode for Encoder {
                         vec![
                             ("id", Value::String(id.clone())),
                             ("name", Value::String(name.clone())),
-                            ("args", args_object(&r.arguments, false)),
+                            ("args", args_object(&r.arguments)),
                         ],
                         None,
                     );
@@ -137,7 +126,7 @@ impl Encode for Encoder {
                 let fields = vec![
                     ("id", Value::String(d.id.clone().unwrap_or_default())),
                     ("name", Value::String(d.name.clone())),
-                    ("args", args_object(&d.arguments, own)),
+                    ("args", args_object(&d.arguments)),
                     ("reason", Value::String(d.reason.clone().unwrap_or_else(|| "approval required".into()))),
                 ];
                 emit(sink, "permission_denied", fields, extra);

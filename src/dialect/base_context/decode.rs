@@ -229,6 +229,9 @@ impl Decode for Decoder {
             }
             "message_update" => {
                 let ev = m.shift_remove("assistantMessageEvent").unwrap_or(Value::Null);
+                if !ev["type"].is_string() {
+                    return Err(LineError::bad("message_update without an assistantMessageEvent type"));
+                }
                 let index = ev["contentIndex"].as_u64();
                 let text = |k: &str| ev[k].as_str().unwrap_or_default().to_string();
                 match ev["type"].as_str().unwrap_or_default() {
@@ -268,6 +271,9 @@ impl Decode for Decoder {
             }
             "message_end" => {
                 let message = m.shift_remove("message").unwrap_or(Value::Null);
+                if !message.is_object() {
+                    return Err(LineError::bad("message_end without its message"));
+                }
                 match message["role"].as_str().unwrap_or_default() {
                     "assistant" => self.assistant_end(&message, out),
                     "user" => out.push(own(Event::Prompt { text: content_text(&message["content"]) })),

@@ -571,7 +571,14 @@ impl Encode for Encoder {
                 self.tool_end(ctx, sink, &id, &d.name, &why, true);
             }
             Event::Usage(u) => {
-                if self.msg.is_none() {
+                // Usage belongs on an assistant message whose end is not out yet: after one
+                // that ended, a new round's message carries it.
+                if self.msg.as_ref().is_none_or(|m| m.state == State::Written) {
+                    let d = ctx.delta;
+                    if [d.input, d.output, d.cache_read, d.cache_write].iter().all(|v| v.unwrap_or(0) == 0) {
+                        // A snapshot that adds nothing needs no message of its own.
+                        return Fate::Absorbed;
+                    }
                     self.ensure_message(ctx, sink);
                 }
                 let m = self.msg.as_mut().expect("ensured");
@@ -631,6 +638,7 @@ impl Encode for Encoder {
                 self.put(sink, line);
             }
             Event::Extension { line } if own => {
+                self.ensure_header(ctx, sink, None, None, None);
                 self.put(sink, line.clone());
                 return Fate::PassedThrough;
             }

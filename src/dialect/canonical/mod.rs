@@ -67,6 +67,10 @@ impl Decode for Decoder {
             out.push(Record::new(Dialect::Canonical, Event::Extension { line }));
             return Ok(());
         }
+        // Our own format, held to its contract: a field of the wrong type is a bad line.
+        if let Some(problem) = Dialect::Canonical.contract().check_fields(&kind, &m).into_iter().next() {
+            return Err(LineError::bad(problem));
+        }
         m.insert("type".into(), Value::String(kind.clone()));
         let event: Event =
             serde_json::from_value(Value::Object(m)).map_err(|e| LineError::bad(format!("{kind}: {e}")))?;

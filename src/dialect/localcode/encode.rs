@@ -1,7 +1,7 @@
 use serde_json::{Map, Value};
 
 use crate::contract::Contract;
-use crate::dialect::{Dialect, Encode, Record, Sink};
+use crate::dialect::{build_line, Dialect, Encode, Record, Sink};
 use crate::event::{Basis, Event, ToolStatus};
 use crate::json::{char_len, cut_chars, split_chars, write_line, Layout};
 use crate::normalize::Context;
@@ -44,17 +44,7 @@ impl Default for Encoder {
 /// Builds a line: `type` first, the fields in the given order, then (for records read from
 /// localcode itself) the members the model had no field for.
 fn line(kind: &str, fields: Vec<(&str, Value)>, rec: &Record) -> Map<String, Value> {
-    let mut m = Map::new();
-    m.insert("type".into(), Value::String(kind.into()));
-    for (k, v) in fields {
-        m.insert(k.into(), v);
-    }
-    if rec.origin == Dialect::Localcode {
-        for (k, v) in &rec.extra {
-            m.insert(k.clone(), v.clone());
-        }
-    }
-    m
+    build_line(Dialect::Localcode.contract(), kind, fields, (rec.origin == Dialect::Localcode).then_some(&rec.extra))
 }
 
 fn emit(sink: &mut Sink<'_>, m: &Map<String, Value>) {

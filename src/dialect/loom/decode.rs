@@ -86,6 +86,11 @@ impl Decode for Decoder {
             None => return Err(LineError::bad("loom line without \"schema_version\"")),
         }
         let kind = take_kind(&mut m, "kind")?;
+        // loom's records are a strict contract: a record without a required field, or with one
+        // of the wrong type, is not a record a reader can take (nor one loom would write back).
+        if let Some(problem) = Dialect::Loom.contract().check_fields(&kind, &m).into_iter().next() {
+            return Err(LineError::bad(problem));
+        }
         let event = match kind.as_str() {
             "Route" => Event::Diagnostics { kind: "route".into(), data: std::mem::take(&mut m) },
             "Turn" => {

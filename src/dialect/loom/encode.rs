@@ -3,7 +3,7 @@ use serde_json::{Map, Value};
 
 use super::{other_stop, SCHEMA_VERSION};
 use crate::contract::Contract;
-use crate::dialect::{Dialect, Encode, Record, Sink};
+use crate::dialect::{build_line, Dialect, Encode, Record, Sink};
 use crate::event::{Basis, Event, Fields, Outcome, Scope, Summary, SummaryCall, Terminal, Tokens, ToolStatus};
 use crate::json::{write_line, Layout};
 use crate::normalize::Context;
@@ -43,16 +43,9 @@ impl Default for Encoder {
 }
 
 fn emit(sink: &mut Sink<'_>, kind: &str, fields: Vec<(&str, Value)>, extra: Option<&Fields>) {
-    let mut m = Map::new();
-    m.insert("kind".into(), Value::String(kind.into()));
-    m.insert("schema_version".into(), Value::from(SCHEMA_VERSION));
-    for (k, v) in fields {
-        m.insert(k.into(), v);
-    }
-    for (k, v) in extra.into_iter().flatten() {
-        m.insert(k.clone(), v.clone());
-    }
-    write_line(sink.out, &m, Layout::Sorted);
+    let mut all = vec![("schema_version", Value::from(SCHEMA_VERSION))];
+    all.extend(fields);
+    write_line(sink.out, &build_line(Dialect::Loom.contract(), kind, all, extra), Layout::Sorted);
 }
 
 /// Pushes `key` when the value is known: loom writes no null and no made-up zero.

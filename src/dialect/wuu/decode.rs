@@ -263,7 +263,10 @@ impl Decode for Decoder {
                 status: take_str(&mut m, "status"),
                 data: std::mem::take(&mut m),
             },
-            "todo_updated" => Event::Todo { items: m.shift_remove("todo").unwrap_or(Value::Null) },
+            "todo_updated" => match m.shift_remove("todo") {
+                Some(items) if !items.is_null() => Event::Todo { items },
+                _ => return Err(LineError::bad("todo_updated without its todo")),
+            },
             "provider_state" | "request_context" => {
                 Event::Diagnostics { kind: kind.clone(), data: std::mem::take(&mut m) }
             }

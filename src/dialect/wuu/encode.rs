@@ -1,9 +1,9 @@
 use std::collections::{HashMap, HashSet};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::contract::Contract;
-use crate::dialect::{Dialect, Encode, Record, Sink};
+use crate::dialect::{build_line, Dialect, Encode, Record, Sink};
 use crate::event::{Arguments, Event, Fields, Outcome, Phase, Session, ToolStatus};
 use crate::json::{write_line, Layout};
 use crate::normalize::Context;
@@ -80,24 +80,15 @@ fn json_text(a: &Arguments, own: bool) -> String {
 
 impl Encoder {
     fn emit(&self, sink: &mut Sink<'_>, kind: &str, fields: Vec<(&str, Value)>, ids: Ids, extra: Option<&Fields>) {
-        let mut m = Map::new();
-        m.insert("type".into(), s(kind));
+        let mut all = Vec::with_capacity(fields.len() + 2);
         if ids != Ids::None {
-            m.insert("thread_id".into(), s(self.thread_id.clone().unwrap_or_default()));
+            all.push(("thread_id", s(self.thread_id.clone().unwrap_or_default())));
         }
         if ids == Ids::Turn {
-            m.insert(
-                "turn_id".into(),
-                s(self.turn_id.clone().or_else(|| self.last_turn_id.clone()).unwrap_or_default()),
-            );
+            all.push(("turn_id", s(self.turn_id.clone().or_else(|| self.last_turn_id.clone()).unwrap_or_default())));
         }
-        for (k, v) in fields {
-            m.insert(k.into(), v);
-        }
-        for (k, v) in extra.into_iter().flatten() {
-            m.insert(k.clone(), v.clone());
-        }
-        write_line(sink.out, &m, Layout::Go);
+        all.extend(fields);
+        write_line(sink.out, &build_line(self.contract, kind, all, extra), Layout::Go);
     }
 
     /// `session_configured` comes first; made from what the run says of its session where the

@@ -1,0 +1,361 @@
+//! Property tests over generated canonical runs: any mix of turns, rounds, reasoning, text,
+//! tool calls answered in any order with any status, usage as deltas or as cumulative
+//! snapshots, every outcome, Unicode of any length, runs cut off anywhere. For every dialect:
+//! its output holds to its contract, reading it back gives the run's facts (after naming what
+//! the dialect cannot carry), and it translates to itself unchanged. No decoder can be made to
+//! panic or to write an invalid stream, whatever the bytes.
+
+mod common;
+
+use proptest::prelude::*;
+use serde_json::{json, Value};
+
+use agentgate::contract::check_stream;
+use agentgate::Dialect;
+
+/// Pieces text is made of: ASCII, emoji (with a skin-tone modifier), CJK, a combining mark,
+/// the characters HTML and JSON escape, control characters, and line separators.
+const PIECES: &[&str] = &[
+    "a", "Z", "7", " ", "🙂", "👍🏽", "修", "复", "e\u{301}", "<", ">", "&", "\"", "'", "\\", "\n", "\t", "\u{1}",
+    "\u{7f}", "\u{2028}", "—",
+];
+
+fn text(max: usize) -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(PIECES), 0..max).prop_map(|v| v.concat())
+}
+
+/// Mostly short text, now and then past every length limit.
+fn any_text() -> impl Strategy<Value = String> {
+    prop_oneof![8 => text(24), 1 => text(2600)]
+}
+
+const TOOLS: &[&str] = &["bash", "read_file", "grep", "edit"];
+const STATUSES: &[&str] = &["completed", "failed", "cancelled"];
+const OUTCOMES: &[&str] = &["completed", "failed", "permission_denied", "timeout", "interrupted", "incomplete"];
+
+#[derive(Debug, Clone)]
+struct Call {
+    name: &'static str,
+    status: &'static str,
+    output: String,
+    args: Value,
+}
+
+#[derive(Debug, Clone)]
+struct Round {
+    reasoning: Option<String>,
+    text: Vec<String>,
+    calls: Vec<Call>,
+    /// The order the results arrive in.
+    order: Vec<usize>,
+    usage: (u64, u64, u64),
+}
+
+#[derive(Debug, Clone)]
+struct Turn {
+    rounds: Vec<Round>,
+    cumulative: bool,
+}
+
+#[derive(Debug, Clone)]
+struct Run {
+    turns: Vec<Turn>,
+    answer: String,
+    outcome: &'static str,
+    denied: &'static str,
+}
+
+fn call() -> impl Strategy<Value = Call> {
+    (prop::sample::select(TOOLS), prop::sample::select(STATUSES), any_text(), text(8))
+        .prop_map(|(name, status, output, arg)| Call { name, status, output, args: json!({ "command": arg }) })
+}
+
+fn round() -> impl Strategy<Value = Round> {
+    (
+        prop::option::of(any_text()),
+        prop::collection::vec(any_text(), 0..3),
+        prop::collection::vec(call(), 0..4),
+        0u64..5000,
+        0u64..900,
+        0u64..100,
+    )
+        .prop_flat_map(|(reasoning, text, calls, input, output, cache)| {
+            let order: Vec<usize> = (0..calls.len()).collect();
+            (Just(reasoning), Just(text), Just(calls), Just(order).prop_shuffle(), Just((input + cache, output, cache)))
+        })
+        .prop_map(|(reasoning, text, calls, order, usage)| Round { reasoning, text, calls, order, usage })
+}
+
+fn run() -> impl Strategy<Value = Run> {
+    let turn = (prop::collection::vec(round(), 1..4), any::<bool>())
+        .prop_map(|(rounds, cumulative)| Turn { rounds, cumulative });
+    (prop::collection::vec(turn, 1..3), text(30), prop::sample::select(OUTCOMES), prop::sample::select(TOOLS)).prop_map(
+        |(turns, answer, outcome, denied)| Run { turns, answer: format!("Answer: {answer}"), outcome, denied },
+    )
+}
+
+/// The run as canonical lines.
+fn canonical(run: &Run) -> Vec<Value> {
+    let mut out = Vec::new();
+    let mut push = |v: Value| {
+        let mut m = serde_json::Map::new();
+        m.insert("v".into(), json!(1));
+        m.extend(v.as_object().unwrap().clone());
+        out.push(Value::Object(m));
+    };
+    for (ti, turn) in run.turns.iter().enumerate() {
+        let tid = format!("t{ti}");
+        push(json!({"type": "turn_start", "id": tid}));
+        let mut so_far = (0, 0, 0);
+        for (ri, round) in turn.rounds.iter().enumerate() {
+            if let Some(r) = &round.reasoning {
+                push(json!({"type": "reasoning_start"}));
+                push(json!({"type": "reasoning_delta", "text": r}));
+                push(json!({"type": "reasoning_end"}));
+            }
+            if !round.text.is_empty() {
+                push(json!({"type": "text_start"}));
+                for t in &round.text {
+                    push(json!({"type": "text_delta", "text": t}));
+                }
+            }
+            for (ci, c) in round.calls.iter().enumerate() {
+                push(
+                    json!({"type": "tool_call", "id": format!("c{ti}_{ri}_{ci}"), "name": c.name, "arguments": c.args}),
+                );
+            }
+            for &ci in &round.order {
+                let c = &round.calls[ci];
+                push(
+                    json!({"type": "tool_result", "id": format!("c{ti}_{ri}_{ci}"), "name": c.name, "status": c.status, "output": c.output}),
+                );
+            }
+            let (i, o, cache) = round.usage;
+            if turn.cumulative {
+                so_far = (so_far.0 + i, so_far.1 + o, so_far.2 + cache);
+                push(
+                    json!({"type": "usage", "scope": "turn", "basis": "cumulative", "final": false, "of": tid, "input": so_far.0, "output": so_far.1, "cache_read": so_far.2}),
+                );
+            } else {
+                push(
+                    json!({"type": "usage", "scope": "round", "basis": "delta", "final": true, "input": i, "output": o, "cache_read": cache}),
+                );
+            }
+        }
+        push(json!({"type": "turn_end", "id": tid}));
+    }
+    if run.outcome == "permission_denied" {
+        push(
+            json!({"type": "permission_denied", "id": "denied-1", "name": run.denied, "arguments": {}, "reason": "needs approval"}),
+        );
+    }
+    push(json!({"type": "final_answer", "text": run.answer}));
+    push(json!({"type": "terminal", "outcome": run.outcome}));
+    out
+}
+
+fn lines(values: &[Value]) -> Vec<u8> {
+    values.iter().map(|v| format!("{v}\n")).collect::<String>().into_bytes()
+}
+
+/// What a dialect keeps of a run's facts: final text, tool results, token totals, outcome.
+#[derive(Debug, PartialEq)]
+struct Facts {
+    final_text: String,
+    tools: Vec<(String, String)>,
+    tokens: (u64, u64),
+    outcome: String,
+}
+
+/// The facts of the generated run as `target` can carry them: the per-dialect normaliser.
+fn expected(run: &Run, target: Dialect) -> Facts {
+    let mut tools = Vec::new();
+    let (mut input, mut output) = (0, 0);
+    for turn in &run.turns {
+        for round in &turn.rounds {
+            for &ci in &round.order {
+                let c = &round.calls[ci];
+                // localcode, loom and base-context have only an error flag.
+                let two_states = matches!(target, Dialect::Localcode | Dialect::Loom | Dialect::BaseContext);
+                let status = if two_states && c.status == "cancelled" { "failed" } else { c.status };
+                tools.push((c.name.to_string(), status.to_string()));
+            }
+            input += round.usage.0;
+            output += round.usage.1;
+        }
+    }
+    if run.outcome == "permission_denied" && matches!(target, Dialect::Wuu | Dialect::BaseContext) {
+        // No refusal event: a refused call is a call that failed.
+        tools.push((run.denied.to_string(), "failed".into()));
+    }
+    if target == Dialect::Loom {
+        // A Session line lists calls in the order they were made.
+        tools.sort();
+    }
+    let outcome = match (target, run.outcome) {
+        (Dialect::Adal, "completed" | "permission_denied") => run.outcome,
+        (Dialect::Adal, _) => "failed",
+        (Dialect::Wuu, "incomplete") => "failed",
+        (Dialect::Loom, "completed" | "permission_denied") => run.outcome,
+        (Dialect::Loom, _) => "failed",
+        (Dialect::BaseContext, "permission_denied") => "failed",
+        (Dialect::BaseContext, "timeout") => "interrupted",
+        (_, o) => o,
+    };
+    let final_text = match target {
+        Dialect::Loom => String::new(),
+        Dialect::Adal if run.outcome != "completed" => String::new(),
+        _ => run.answer.clone(),
+    };
+    let tokens = if target == Dialect::Adal { (0, 0) } else { (input, output) };
+    Facts { final_text, tools, tokens, outcome: outcome.to_string() }
+}
+
+/// The facts a stream of `dialect` states, read through its own decoder.
+fn read_back(text: &str, dialect: Dialect) -> Facts {
+    let back = common::values(&common::translate(text.as_bytes(), dialect, Dialect::Canonical));
+    let names: std::collections::HashMap<String, String> = back
+        .iter()
+        .filter(|l| l["type"] == "tool_call")
+        .map(|l| (l["id"].as_str().unwrap().to_string(), l["name"].as_str().unwrap().to_string()))
+        .collect();
+    let mut tools: Vec<(String, String)> = back
+        .iter()
+        .filter(|l| l["type"] == "tool_result")
+        .map(|l| {
+            let name = l["name"]
+                .as_str()
+                .map(str::to_string)
+                .or_else(|| names.get(l["id"].as_str().unwrap()).cloned())
+                .unwrap_or_default();
+            (name, l["status"].as_str().unwrap().to_string())
+        })
+        .collect();
+    for s in back.iter().filter(|l| l["type"] == "session_summary") {
+        for c in s["tool_calls"].as_array().into_iter().flatten().filter(|c| c["answered"] == true) {
+            tools.push((
+                c["name"].as_str().unwrap().to_string(),
+                if c["error"] == true { "failed" } else { "completed" }.to_string(),
+            ));
+        }
+    }
+    if dialect == Dialect::Loom {
+        tools.sort();
+    }
+    let t = back.last().unwrap();
+    assert_eq!(t["type"], "terminal");
+    let usage = &t["usage"];
+    Facts {
+        final_text: t["final_text"].as_str().unwrap_or("").to_string(),
+        tools,
+        tokens: (usage["input"].as_u64().unwrap_or(0), usage["output"].as_u64().unwrap_or(0)),
+        outcome: t["outcome"].as_str().unwrap().to_string(),
+    }
+}
+
+fn assert_valid(out: &str, target: Dialect, what: &str) -> Result<(), TestCaseError> {
+    let problems = check_stream(target.contract(), out);
+    prop_assert!(problems.is_empty(), "{what} to {target}: {problems:?}\n{out}");
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, max_shrink_iters: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_dialect_keeps_the_facts_of_any_run_and_holds_to_its_contract(run in run()) {
+        let input = lines(&canonical(&run));
+        for target in Dialect::all() {
+            let out = common::translate(&input, Dialect::Canonical, target);
+            assert_valid(&out, target, "a generated run")?;
+            prop_assert_eq!(read_back(&out, target), expected(&run, target), "{}", target);
+        }
+    }
+
+    #[test]
+    fn every_dialect_but_base_context_translates_to_itself_unchanged(run in run()) {
+        let input = lines(&canonical(&run));
+        for target in Dialect::all().filter(|d| *d != Dialect::BaseContext) {
+            let out = common::translate(&input, Dialect::Canonical, target);
+            let again = common::translate(out.as_bytes(), target, target);
+            prop_assert_eq!(common::values(&again), common::values(&out), "{} to itself", target);
+            let via = common::translate(common::translate(out.as_bytes(), target, Dialect::Canonical).as_bytes(), Dialect::Canonical, target);
+            prop_assert_eq!(common::values(&via), common::values(&out), "{} through canonical", target);
+        }
+    }
+
+    #[test]
+    fn a_run_cut_anywhere_still_gives_valid_streams_with_one_terminal(run in run(), cut in any::<prop::sample::Index>()) {
+        let all = canonical(&run);
+        let kept = &all[..cut.index(all.len())];
+        let input = lines(kept);
+        for target in Dialect::all() {
+            let out = common::translate(&input, Dialect::Canonical, target);
+            assert_valid(&out, target, "a cut run")?;
+            let back = common::values(&common::translate(out.as_bytes(), target, Dialect::Canonical));
+            prop_assert_eq!(back.iter().filter(|l| l["type"] == "terminal").count(), 1);
+        }
+    }
+
+    #[test]
+    fn no_decoder_panics_or_writes_an_invalid_stream_on_arbitrary_bytes(bytes in prop::collection::vec(any::<u8>(), 0..600)) {
+        for from in Dialect::all() {
+            for to in Dialect::all() {
+                let out = common::translate(&bytes, from, to);
+                assert_valid(&out, to, "arbitrary bytes")?;
+            }
+        }
+    }
+
+    #[test]
+    fn no_decoder_panics_on_known_kinds_with_fields_of_the_wrong_type(
+        picks in prop::collection::vec((any::<prop::sample::Index>(), prop::collection::vec(wrong_value(), 0..6)), 1..12),
+    ) {
+        for from in Dialect::all() {
+            let contract = from.contract();
+            let kinds: Vec<(&String, Vec<&String>)> = contract.kinds.iter().map(|(k, spec)| (k, spec.fields.keys().collect())).collect();
+            let mut input = String::new();
+            for (kind, values) in &picks {
+                let (name, fields) = &kinds[kind.index(kinds.len())];
+                let mut line = serde_json::Map::new();
+                line.insert(contract.type_field.clone(), json!(name));
+                for (field, value) in fields.iter().zip(values) {
+                    line.insert((*field).clone(), value.clone());
+                }
+                if from == Dialect::Canonical {
+                    line.insert("v".into(), json!(1));
+                }
+                if from == Dialect::Loom {
+                    line.insert("schema_version".into(), json!(1));
+                }
+                input.push_str(&format!("{}\n", Value::Object(line)));
+            }
+            for to in Dialect::all() {
+                let out = common::translate(input.as_bytes(), from, to);
+                if from != to {
+                    // Written from the model, whatever the input said.
+                    assert_valid(&out, to, &format!("{from} lines with wrong types"))?;
+                } else {
+                    // Within one dialect, what the source said is passed on: no panic, and
+                    // still exactly one terminal record.
+                    let back = common::values(&common::translate(out.as_bytes(), to, Dialect::Canonical));
+                    prop_assert_eq!(back.iter().filter(|l| l["type"] == "terminal").count(), 1);
+                }
+            }
+        }
+    }
+}
+
+fn wrong_value() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(Value::from),
+        text(6).prop_map(Value::String),
+        Just(json!([1, "x", null])),
+        Just(json!({"nested": {"deep": [true]}})),
+        Just(json!("-1")),
+        Just(json!("12")),
+    ]
+}

@@ -145,6 +145,11 @@ impl Decoder {
         if let Some(m) = message["model"].as_str().filter(|m| *m != "unknown") {
             self.model = Some(m.to_string());
         }
+        let stop = message["stopReason"].as_str().map(str::to_string);
+        let error = message["errorMessage"].as_str().map(str::to_string);
+        if let Some(e) = &error {
+            out.push(own(Event::Error { message: e.clone(), fatal: matches!(stop.as_deref(), Some("error")) }));
+        }
         if let Some(u) = message.get("usage") {
             out.push(own(Event::Usage(Usage {
                 scope: Scope::Round,
@@ -154,11 +159,6 @@ impl Decoder {
                 model: self.model.clone(),
                 tokens: usage(u),
             })));
-        }
-        let stop = message["stopReason"].as_str().map(str::to_string);
-        let error = message["errorMessage"].as_str().map(str::to_string);
-        if let Some(e) = &error {
-            out.push(own(Event::Error { message: e.clone(), fatal: matches!(stop.as_deref(), Some("error")) }));
         }
         self.ending.stop_reason = stop;
         self.ending.error = error;

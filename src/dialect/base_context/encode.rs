@@ -50,6 +50,8 @@ pub struct Encoder {
     last_has_tools: bool,
     final_answer: Option<String>,
     last_error: Option<String>,
+    /// The error the current request failed with, for its message's end.
+    msg_error: Option<String>,
 }
 
 impl Encoder {
@@ -72,6 +74,7 @@ impl Encoder {
             last_has_tools: false,
             final_answer: None,
             last_error: None,
+            msg_error: None,
         }
     }
 }
@@ -300,7 +303,13 @@ impl Encoder {
         }
         m.state = State::Written;
         let has_tools = m.content.iter().any(|b| b["type"] == "toolCall");
-        let (reason, error) = stop.unwrap_or(if has_tools { ("toolUse", None) } else { ("stop", None) });
+        let failed = self.msg_error.take();
+        let (reason, error) = match (stop, &failed) {
+            (Some(s), _) => s,
+            (None, Some(e)) => ("error", Some(e.as_str())),
+            (None, None) if has_tools => ("toolUse", None),
+            (None, None) => ("stop", None),
+        };
         let m = self.msg.as_ref().expect("checked");
         let message = self.assistant(m, ctx, reason, error);
         self.last_stop = reason.to_string();
@@ -575,7 +584,8 @@ impl Encode for Encoder {
                 // that ended, a new round's message carries it.
                 if self.msg.as_ref().is_none_or(|m| m.state == State::Written) {
                     let d = ctx.delta;
-                    if [d.input, d.output, d.cache_read, d.cache_write].iter().all(|v| v.unwrap_or(0) == 0) {
+                    let nothing = [d.input, d.output, d.cache_read, d.cache_write].iter().all(|v| v.unwrap_or(0) == 0);
+                    if nothing && self.msg.is_some() {
                         // A snapshot that adds nothing needs no message of its own.
                         return Fate::Absorbed;
                     }
@@ -588,8 +598,12 @@ impl Encode for Encoder {
                     self.end_message(ctx, sink, None);
                 }
             }
-            Event::Error { message, .. } => {
+            Event::Error { message, fatal } => {
                 self.last_error = Some(message.clone());
+                if *fatal {
+                    // The request failed: its message ends in error, unless it has ended.
+                    self.msg_error = Some(message.clone());
+                }
                 return Fate::Absorbed;
             }
             Event::FinalAnswer { text } => {

@@ -38,7 +38,11 @@ pub enum Command {
         file: Option<PathBuf>,
     },
     /// List the dialects with a one-line description each
-    Dialects,
+    Dialects {
+        /// Print every dialect's contract (kinds, fields, limits, outcome table) as Markdown
+        #[arg(long)]
+        markdown: bool,
+    },
     /// Check a stream against its dialect's contract in mappings/: one line per problem,
     /// FILE:LINE: what is wrong; exit 0 when valid, 1 when not
     Validate {

@@ -96,6 +96,20 @@ pub enum Rule {
     TerminalSums { field: String, of_kind: String, of_field: String },
     /// The first line is of this kind.
     First { kind: String },
+    /// The terminal's `code_field` is one of the codes its `field` allows (`absent`: when the
+    /// field is absent).
+    TerminalCodes {
+        field: String,
+        code_field: String,
+        codes: IndexMap<String, Vec<i64>>,
+        #[serde(default)]
+        absent: Vec<i64>,
+    },
+    /// When the terminal's `field` equals `value`, the line just before it is of `kind`.
+    JustBefore { kind: String, field: String, value: Value },
+    /// Every `start` line is matched by an `end` line, and no `retry` line follows the last
+    /// `end`: otherwise the run never settled and is incomplete.
+    Settles { start: String, end: String, retry: String },
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -318,6 +332,10 @@ pub struct StreamCheck<'c> {
     seen_ids: HashSet<String>,
     seen_kinds: HashSet<String>,
     sums: Vec<u64>,
+    previous_kind: Option<String>,
+    starts: u64,
+    ends: u64,
+    retry_after_end: bool,
     problems: Vec<(u64, String)>,
 }
 
@@ -331,6 +349,10 @@ impl<'c> StreamCheck<'c> {
             seen_ids: HashSet::new(),
             seen_kinds: HashSet::new(),
             sums: vec![0; contract.rules.len()],
+            previous_kind: None,
+            starts: 0,
+            ends: 0,
+            retry_after_end: false,
             problems: Vec::new(),
         }
     }
@@ -418,9 +440,47 @@ impl<'c> StreamCheck<'c> {
                         }
                     }
                 }
-                Rule::First { .. } => {}
+                Rule::TerminalCodes { field, code_field, codes, absent } if is_terminal => {
+                    let code = value.get(code_field).and_then(Value::as_i64);
+                    let (allowed, said) = match value.get(field).and_then(Value::as_str) {
+                        Some(word) => (codes.get(word), format!("{field} {word}")),
+                        None => (Some(absent), format!("no {field}")),
+                    };
+                    if let (Some(allowed), Some(code)) = (allowed, code) {
+                        if !allowed.contains(&code) {
+                            self.problems.push((
+                                n,
+                                format!("{code_field} {code} does not go with {said} (expected one of {allowed:?})"),
+                            ));
+                        }
+                    }
+                }
+                Rule::JustBefore { kind: before, field, value: want } => {
+                    if is_terminal
+                        && value.get(field) == Some(want)
+                        && self.previous_kind.as_deref() != Some(before.as_str())
+                    {
+                        self.problems.push((
+                            n,
+                            format!("a terminal with {field} {want} must come just after an \"{before}\" line"),
+                        ));
+                    }
+                }
+                Rule::Settles { start, end, retry } => {
+                    if kind == *start {
+                        self.starts += 1;
+                        self.retry_after_end = false;
+                    } else if kind == *end {
+                        self.ends += 1;
+                        self.retry_after_end = false;
+                    } else if kind == *retry {
+                        self.retry_after_end = true;
+                    }
+                }
+                _ => {}
             }
         }
+        self.previous_kind = Some(kind.clone());
         self.seen_kinds.insert(kind);
         if is_terminal {
             self.terminal_line = Some(n);
@@ -435,10 +495,23 @@ impl<'c> StreamCheck<'c> {
             }
         }
         for rule in &self.contract.rules {
-            if let Rule::First { kind } = rule {
-                if self.first_kind.as_deref().is_some_and(|f| f != kind) {
+            match rule {
+                Rule::First { kind } if self.first_kind.as_deref().is_some_and(|f| f != kind) => {
                     self.problems.push((1, format!("the first line must be \"{kind}\"")));
                 }
+                Rule::Settles { start, end, retry }
+                    if self.starts > self.ends || self.retry_after_end || self.starts == 0 =>
+                {
+                    let why = if self.starts == 0 {
+                        format!("no \"{start}\"")
+                    } else if self.retry_after_end {
+                        format!("a \"{retry}\" after the last \"{end}\" that never came")
+                    } else {
+                        format!("no final \"{end}\"")
+                    };
+                    self.problems.push((0, format!("the run never settles ({why}): it is incomplete")));
+                }
+                _ => {}
             }
         }
         self.problems
@@ -455,4 +528,95 @@ pub fn check_stream(contract: &Contract, text: &str) -> Vec<(u64, String)> {
         check.numbered_line(i as u64 + 1, line);
     }
     check.finish()
+}
+
+fn type_name(t: FieldType) -> &'static str {
+    match t {
+        FieldType::String => "string",
+        FieldType::Digits => "string of digits",
+        FieldType::IntString => "string holding an integer",
+        FieldType::BoolString => "\"true\" or \"false\"",
+        FieldType::Integer => "integer",
+        FieldType::Number => "number",
+        FieldType::Boolean => "boolean",
+        FieldType::Object => "object",
+        FieldType::Array => "array",
+        FieldType::Any => "any",
+    }
+}
+
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+impl Contract {
+    /// The contract as Markdown: its record kinds with their fields, and its outcome table.
+    /// `agentgate dialects --markdown` prints it and `mappings/README.md` is made of it.
+    pub fn markdown(&self) -> String {
+        let mut out = format!("## {}\n\n{}\n\n", self.dialect, cell(&self.description));
+        if let Some(p) = &self.produced_by {
+            out.push_str(&format!("Produced by `{p}`. "));
+        }
+        out.push_str(&format!(
+            "Kind member `{}`; key order {}; unknown kinds {}; terminal record {}.\n\n",
+            self.type_field,
+            match self.key_order {
+                KeyOrder::Listed => "as listed",
+                KeyOrder::Alphabetical => "alphabetical at every depth",
+                KeyOrder::Any => "free",
+            },
+            if self.unknown_kinds_tolerated { "tolerated" } else { "refused" },
+            self.terminal.as_ref().map_or("none".to_string(), |t| format!("`{}`", t.kind)),
+        ));
+        out.push_str("| kind | field | type | required | limit | notes |\n|---|---|---|---|---|---|\n");
+        for (name, spec) in self.common.iter() {
+            out.push_str(&format!(
+                "| (every line) | `{name}` | {} | {} | | {} |\n",
+                type_name(spec.ty),
+                if spec.required { "yes" } else { "" },
+                cell(spec.doc.as_deref().unwrap_or(""))
+            ));
+        }
+        for (kind, spec) in &self.kinds {
+            if spec.fields.is_empty() {
+                out.push_str(&format!("| `{kind}` | | | | | {} |\n", cell(spec.doc.as_deref().unwrap_or(""))));
+            }
+            for (i, (name, f)) in spec.fields.iter().enumerate() {
+                let doc = if i == 0 { spec.doc.as_deref().unwrap_or("") } else { "" };
+                let notes = [doc, f.doc.as_deref().unwrap_or("")]
+                    .iter()
+                    .filter(|x| !x.is_empty())
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                out.push_str(&format!(
+                    "| `{kind}` | `{name}` | {}{} | {} | {} | {} |\n",
+                    type_name(f.ty),
+                    if f.nullable { " or null" } else { "" },
+                    if f.required { "yes" } else { "" },
+                    f.max_chars.map(|m| format!("{m} chars")).unwrap_or_default(),
+                    cell(&notes),
+                ));
+            }
+        }
+        out.push_str("\n| outcome | written as |\n|---|---|\n");
+        for (outcome, how) in &self.outcomes {
+            let how: Vec<String> = how.iter().map(|(k, v)| format!("`{k}` {v}")).collect();
+            out.push_str(&format!("| {outcome} | {} |\n", cell(&how.join(", "))));
+        }
+        out.push('\n');
+        out
+    }
+}
+
+/// Every dialect's contract as Markdown, in registry order.
+pub fn markdown(names: &[&str]) -> String {
+    let mut out = String::from(
+        "# Dialect contracts\n\nGenerated from the contract files beside this one by `agentgate dialects --markdown`; \
+         `tests/docs.rs` fails when this page and the files disagree. The code reads the same files.\n\n",
+    );
+    for name in names {
+        out.push_str(&contract(name).markdown());
+    }
+    out
 }

@@ -27,7 +27,10 @@ mod status {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.command {
-        Some(Command::Dialects) => dialects(),
+        Some(Command::Dialects { markdown: true }) => {
+            write_out(agentgate::contract::markdown(&Dialect::names()).as_bytes())
+        }
+        Some(Command::Dialects { markdown: false }) => dialects(),
         Some(Command::Detect { file }) => detect_command(file),
         Some(Command::Validate { dialect, file }) => validate_command(&dialect, file),
         None => run(&cli.translate),

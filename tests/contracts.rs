@@ -83,3 +83,28 @@ fn the_checker_holds_adal_to_its_ordering_rules() {
     assert!(has("4: a terminal with exit_code 1 needs an earlier \"error\""), "{p:?}");
     assert!(has("5: \"answer\" after the terminal record"), "{p:?}");
 }
+
+#[test]
+fn the_checker_holds_terminal_codes_approval_order_and_settling() {
+    let lc = "{\"type\": \"result\", \"status\": \"ok\", \"exit_code\": 124, \"reason\": \"completed\", \"final_text\": \"\", \"tokens\": {\"prompt\": 0, \"completion\": 0, \"total\": 0}}\n";
+    let p = problems("localcode", lc);
+    assert!(p.iter().any(|x| x.contains("exit_code 124 does not go with status ok")), "{p:?}");
+
+    let loom = concat!(
+        "{\"actions\":[\"a\"],\"kind\":\"Approval\",\"schema_version\":1}\n",
+        "{\"accepted\":true,\"kind\":\"Route\",\"protocol\":\"p@1\",\"schema_version\":1}\n",
+        "{\"exit_status\":3,\"kind\":\"Terminal\",\"schema_version\":1,\"stop_reason\":\"ApprovalRequired\"}\n",
+    );
+    let p = problems("loom", loom);
+    assert!(p.iter().any(|x| x.contains("must come just after an \"Approval\" line")), "{p:?}");
+    assert!(p.iter().any(|x| x.contains("exit_status 3 does not go with stop_reason ApprovalRequired")), "{p:?}");
+
+    let cut = std::fs::read_to_string(common::fixtures().join("base-context/cut.jsonl")).unwrap();
+    let p = problems("base-context", &cut);
+    assert!(p.iter().any(|x| x.contains("the run never settles (no final \"agent_end\"): it is incomplete")), "{p:?}");
+    let retry = std::fs::read_to_string(common::fixtures().join("base-context/retry.jsonl")).unwrap();
+    let upto = retry.find("{\"type\":\"agent_start\"}\n{\"type\":\"turn_start\"}\n{\"type\":\"message_start\",\"message\":{\"role\":\"assistant\",\"content\":[],\"api\":\"anthropic-messages\",\"provider\":\"anthropic\",\"model\":\"claude-sonnet-4-5\",\"usage\":{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"totalTokens\":0,\"cost\":{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"total\":0}},\"stopReason\":\"stop\",\"timestamp\":1773655925000}}").unwrap();
+    let p = problems("base-context", &retry[..upto]);
+    assert!(p.iter().any(|x| x.contains("\"auto_retry_start\" after the last \"agent_end\" that never came")), "{p:?}");
+    assert!(problems("base-context", &retry).is_empty());
+}

@@ -46,3 +46,16 @@ fn every_dialect_has_a_contract_file_and_a_row_in_the_readme() {
         assert!(readme.contains(&format!("| `{}` |", d.name())), "README lacks {d}");
     }
 }
+
+#[test]
+fn the_contracts_page_is_what_dialects_markdown_prints() {
+    let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/mappings/README.md")).unwrap();
+    let out =
+        std::process::Command::new(env!("CARGO_BIN_EXE_agentgate")).args(["dialects", "--markdown"]).output().unwrap();
+    let printed = String::from_utf8(out.stdout).unwrap();
+    assert!(printed.contains("## loom") && printed.contains("| `Terminal` | `exit_status` | integer | yes |"));
+    assert!(
+        page == printed,
+        "mappings/README.md is out of date: run `cargo run -- dialects --markdown > mappings/README.md` and review the diff"
+    );
+}

@@ -403,21 +403,18 @@ impl<'c> StreamCheck<'c> {
                         }
                     }
                 }
-                Rule::NoneAfter { after, kinds } => {
-                    if self.seen_kinds.contains(after) && kinds.contains(&kind) {
-                        self.problems.push((n, format!("\"{kind}\" after \"{after}\"")));
-                    }
+                Rule::NoneAfter { after, kinds } if self.seen_kinds.contains(after) && kinds.contains(&kind) => {
+                    self.problems.push((n, format!("\"{kind}\" after \"{after}\"")));
                 }
-                Rule::TerminalAfter { after, field, value: want } => {
-                    if is_terminal && self.seen_kinds.contains(after) && value.get(field) != Some(want) {
-                        self.problems.push((n, format!("after \"{after}\" the terminal's {field} must be {want}")));
-                    }
+                Rule::TerminalAfter { after, field, value: want }
+                    if is_terminal && self.seen_kinds.contains(after) && value.get(field) != Some(want) =>
+                {
+                    self.problems.push((n, format!("after \"{after}\" the terminal's {field} must be {want}")));
                 }
-                Rule::TerminalNeeds { field, value: want, kind: needed } => {
-                    if is_terminal && value.get(field) == Some(want) && !self.seen_kinds.contains(needed) {
-                        self.problems
-                            .push((n, format!("a terminal with {field} {want} needs an earlier \"{needed}\"")));
-                    }
+                Rule::TerminalNeeds { field, value: want, kind: needed }
+                    if is_terminal && value.get(field) == Some(want) && !self.seen_kinds.contains(needed) =>
+                {
+                    self.problems.push((n, format!("a terminal with {field} {want} needs an earlier \"{needed}\"")));
                 }
                 Rule::TerminalSums { field, of_kind, of_field } => {
                     if *of_kind == kind {
@@ -455,16 +452,13 @@ impl<'c> StreamCheck<'c> {
                         }
                     }
                 }
-                Rule::JustBefore { kind: before, field, value: want } => {
+                Rule::JustBefore { kind: before, field, value: want }
                     if is_terminal
                         && value.get(field) == Some(want)
-                        && self.previous_kind.as_deref() != Some(before.as_str())
-                    {
-                        self.problems.push((
-                            n,
-                            format!("a terminal with {field} {want} must come just after an \"{before}\" line"),
-                        ));
-                    }
+                        && self.previous_kind.as_deref() != Some(before.as_str()) =>
+                {
+                    self.problems
+                        .push((n, format!("a terminal with {field} {want} must come just after an \"{before}\" line")));
                 }
                 Rule::Settles { start, end, retry } => {
                     if kind == *start {

@@ -117,10 +117,7 @@ fn every_source_gives_a_stream_a_wuu_consumer_accepts() {
         for key in ["thread_id", "turn_id", "run_id", "final_message", "trace_path"] {
             assert!(last[key].is_string(), "{ctx}: result.{key}");
         }
-        assert!(
-            last.get("error").map_or(true, |e| !e.as_str().unwrap().is_empty()),
-            "{ctx}: error only when non-empty"
-        );
+        assert!(last.get("error").is_none_or(|e| !e.as_str().unwrap().is_empty()), "{ctx}: error only when non-empty");
         let mut open_turn: Option<String> = None;
         for l in &out {
             let kind = l["type"].as_str().unwrap();

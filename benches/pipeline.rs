@@ -57,5 +57,25 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench);
+/// Summaries of the fixture transcripts of every dialect, one run after another: files per
+/// second on one core (`agentgate summary` spreads files over every core).
+fn bench_summary(c: &mut Criterion) {
+    let mut files = Vec::new();
+    for d in Dialect::all() {
+        let dir = format!("{}/tests/fixtures/{}", env!("CARGO_MANIFEST_DIR"), d.name());
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            if entry.path().extension().is_some_and(|x| x == "jsonl") {
+                files.push(std::fs::read(entry.path()).unwrap());
+            }
+        }
+    }
+    let mut group = c.benchmark_group("summary");
+    group.throughput(Throughput::Elements(files.len() as u64));
+    group.bench_function("fixtures", |b| {
+        b.iter(|| files.iter().map(|f| agentgate::summary::summarize(&f[..], "f", None, false).turns).sum::<u64>())
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench, bench_summary);
 criterion_main!(benches);

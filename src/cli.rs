@@ -43,6 +43,27 @@ pub enum Command {
         #[arg(long)]
         markdown: bool,
     },
+    /// Summarize runs whatever their dialects: one JSON line per run, or a table or CSV
+    Summary {
+        /// The runs' dialect; auto detects it per file
+        #[arg(long, value_name = "DIALECT", default_value = "auto", value_parser = from_values())]
+        from: String,
+        /// Keep the whole final text (else it is cut to 200 characters)
+        #[arg(long)]
+        full: bool,
+        /// Add one last object with totals across the runs
+        #[arg(long)]
+        totals: bool,
+        /// Output format; a table when stdout is a terminal, JSON Lines otherwise
+        #[arg(long, value_enum)]
+        format: Option<Format>,
+        /// Exit 65 when a file cannot be read or its dialect told
+        #[arg(long)]
+        strict: bool,
+        /// Files, - for standard input, or directories searched for *.jsonl and *.ndjson
+        #[arg(value_name = "PATH", required = true)]
+        paths: Vec<PathBuf>,
+    },
     /// Check a stream against its dialect's contract in mappings/: one line per problem,
     /// FILE:LINE: what is wrong; exit 0 when valid, 1 when not
     Validate {
@@ -83,6 +104,14 @@ pub struct Translate {
     /// Input streams, each one run, translated in order; standard input when none or -
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
+}
+
+/// How `summary` writes its runs.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Jsonl,
+    Table,
+    Csv,
 }
 
 fn to_values() -> PossibleValuesParser {

@@ -37,6 +37,7 @@ pub mod json;
 pub mod normalize;
 pub mod pipeline;
 pub mod report;
+pub mod summary;
 
 pub use dialect::Dialect;
 pub use pipeline::{translate, translate_bytes, Diagnostic, Options, Stop, Summary};

@@ -33,6 +33,9 @@ fn main() -> ExitCode {
         Some(Command::Dialects { markdown: false }) => dialects(),
         Some(Command::Detect { file }) => detect_command(file),
         Some(Command::Validate { dialect, file }) => validate_command(&dialect, file),
+        Some(Command::Summary { from, full, totals, format, strict, paths }) => {
+            summary_command(&from, full, totals, format, strict, &paths)
+        }
         None => run(&cli.translate),
     };
     ExitCode::from(code)
@@ -119,6 +122,113 @@ fn validate_command(dialect: &str, file: Option<PathBuf>) -> u8 {
             eprintln!("agentgate: {name}: cannot tell the dialect: {why}");
             status::UNDECIDED
         }
+    }
+}
+
+/// The files `paths` name: files as given, directories searched for `*.jsonl` and `*.ndjson`,
+/// in sorted order.
+fn collect(paths: &[PathBuf]) -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            out.push(dir.to_path_buf());
+            return;
+        };
+        for entry in entries.flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "jsonl" || x == "ndjson") {
+                out.push(p);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            walk(p, &mut out);
+        } else {
+            out.push(p.clone());
+        }
+    }
+    out.sort();
+    out
+}
+
+fn summary_command(
+    from: &str,
+    full: bool,
+    totals: bool,
+    format: Option<cli::Format>,
+    strict: bool,
+    paths: &[PathBuf],
+) -> u8 {
+    use std::io::IsTerminal;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+
+    use agentgate::summary::{summarize, RunSummary};
+
+    let from: Option<Dialect> = from.parse().ok();
+    let files = collect(paths);
+    let summarize_one = |path: &PathBuf| -> RunSummary {
+        let name = display(path);
+        match open(path) {
+            Ok(input) => summarize(input, &name, from, full),
+            Err(e) => RunSummary { file: name, problems: vec![format!("cannot open: {e}")], ..RunSummary::default() },
+        }
+    };
+    // Files are summarized in parallel; the output keeps the sorted order.
+    let slots: Vec<Mutex<Option<RunSummary>>> = files.iter().map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let progress = files.len() > 1 && std::io::stderr().is_terminal();
+    let started = std::time::Instant::now();
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(files.len().max(1));
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(path) = files.get(i) else { break };
+                let s = summarize_one(path);
+                *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(s);
+                done.fetch_add(1, Ordering::Relaxed);
+            });
+        }
+        while progress && done.load(Ordering::Relaxed) < files.len() {
+            let n = done.load(Ordering::Relaxed);
+            let rate = n as f64 / started.elapsed().as_secs_f64().max(0.001);
+            eprint!("\ragentgate: {n}/{} files, {rate:.0} files/s", files.len());
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    });
+    if progress {
+        eprintln!("\ragentgate: {}/{} files in {:.1}s", files.len(), files.len(), started.elapsed().as_secs_f64());
+    }
+    let runs: Vec<RunSummary> =
+        slots.into_iter().map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()).unwrap_or_default()).collect();
+    let mut unreadable = false;
+    for r in &runs {
+        if r.dialect.is_none() {
+            unreadable = true;
+            eprintln!("agentgate: {}: {}", r.file, r.problems.first().map_or("not a known dialect", String::as_str));
+        }
+    }
+    let format =
+        format.unwrap_or(if std::io::stdout().is_terminal() { cli::Format::Table } else { cli::Format::Jsonl });
+    let text = match format {
+        cli::Format::Table => agentgate::summary::table(&runs),
+        cli::Format::Csv => agentgate::summary::csv(&runs),
+        cli::Format::Jsonl => {
+            let mut out: String = runs.iter().map(|r| format!("{}\n", r.to_json())).collect();
+            if totals {
+                out.push_str(&format!("{}\n", agentgate::summary::totals(&runs)));
+            }
+            out
+        }
+    };
+    match write_out(text.as_bytes()) {
+        status::OK if strict && unreadable => status::DATA,
+        code => code,
     }
 }
 

@@ -83,6 +83,18 @@ pub fn translate<R: Read, W: Write>(
     opts: &Options,
     diag: &mut dyn FnMut(Diagnostic),
 ) -> io::Result<Summary> {
+    translate_with(input, output, opts, opts.to.encoder(&opts.encode), diag)
+}
+
+/// Translates one stream into whatever `encoder` makes of it (a dialect's encoder, or one that
+/// only gathers figures, as `summary` does): the same decoders, ledger and terminal handling.
+pub fn translate_with<R: Read, W: Write>(
+    input: R,
+    output: &mut W,
+    opts: &Options,
+    encoder: Box<dyn Encode>,
+    diag: &mut dyn FnMut(Diagnostic),
+) -> io::Result<Summary> {
     let mut lines = Lines::new(input, opts.max_line_bytes);
     let mut stopped = None;
 
@@ -121,7 +133,7 @@ pub fn translate<R: Read, W: Write>(
         }
     }
 
-    let mut run = Run::new(opts, source);
+    let mut run = Run::new(opts, source, encoder);
     for (n, h) in held {
         if stopped.is_none() {
             stopped = run.line(n, h, &lines, diag);
@@ -165,11 +177,11 @@ struct Run<'o> {
 }
 
 impl<'o> Run<'o> {
-    fn new(opts: &'o Options, source: Option<Dialect>) -> Self {
+    fn new(opts: &'o Options, source: Option<Dialect>, encoder: Box<dyn Encode>) -> Self {
         Run {
             opts,
             decoder: source.map(Dialect::decoder),
-            encoder: opts.to.encoder(&opts.encode),
+            encoder,
             norm: Normalizer::new(source.unwrap_or(opts.to)),
             decoded: Decoded::default(),
             out: Vec::with_capacity(OUT_BLOCK * 2),

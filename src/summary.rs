@@ -1,0 +1,391 @@
+//! Run summaries: one record per run, whatever its dialect, and totals across runs.
+//!
+//! A summary is a translation whose encoder gathers figures instead of writing lines: the same
+//! decoders, the same usage ledger, the same terminal handling. So a run's tokens and outcome
+//! in its summary are the ones every translation of it states.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::rc::Rc;
+
+use serde_json::{json, Map, Value};
+
+use crate::dialect::{Dialect, Encode, Record, Sink};
+use crate::event::{Basis, Event, Outcome, Scope, Tokens, ToolStatus};
+use crate::normalize::Context;
+use crate::pipeline::{translate_with, Diagnostic, Options, Stop};
+use crate::report::Fate;
+
+/// Longest final text in a summary, in characters, unless the full text is asked for.
+pub const FINAL_TEXT_CHARS: usize = 200;
+
+/// Calls and failures of one tool.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ToolCount {
+    pub calls: u64,
+    pub failed: u64,
+}
+
+/// One run, summarized.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunSummary {
+    pub file: String,
+    pub dialect: Option<Dialect>,
+    pub outcome: Option<Outcome>,
+    /// The exit status the run had in its own dialect: the one it stated, else the one its
+    /// dialect's outcome table gives.
+    pub exit_status: Option<i64>,
+    pub reason: Option<String>,
+    pub error: Option<String>,
+    pub final_text: String,
+    pub final_text_cut: bool,
+    pub session_id: Option<String>,
+    pub models: Vec<String>,
+    pub turns: u64,
+    pub rounds: u64,
+    pub tools: BTreeMap<String, ToolCount>,
+    pub tokens: Tokens,
+    /// How the usage was reported: `delta`, `cumulative`, `session`, or a mix joined by `+`.
+    pub tokens_basis: Vec<&'static str>,
+    pub duration_ms: Option<u64>,
+    pub first_timestamp_ms: Option<u64>,
+    pub last_timestamp_ms: Option<u64>,
+    pub problems: Vec<String>,
+}
+
+impl RunSummary {
+    pub fn tool_calls(&self) -> ToolCount {
+        self.tools
+            .values()
+            .fold(ToolCount::default(), |a, t| ToolCount { calls: a.calls + t.calls, failed: a.failed + t.failed })
+    }
+
+    /// The summary as one JSON object.
+    pub fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("file".into(), json!(self.file));
+        m.insert("dialect".into(), json!(self.dialect.map(Dialect::name)));
+        m.insert("outcome".into(), json!(self.outcome.map(Outcome::name)));
+        m.insert("exit_status".into(), json!(self.exit_status));
+        for (k, v) in [("reason", &self.reason), ("error", &self.error), ("session_id", &self.session_id)] {
+            if let Some(v) = v {
+                m.insert(k.into(), json!(v));
+            }
+        }
+        m.insert("final_text".into(), json!(self.final_text));
+        if self.final_text_cut {
+            m.insert("final_text_cut".into(), json!(true));
+        }
+        m.insert("models".into(), json!(self.models));
+        m.insert("turns".into(), json!(self.turns));
+        m.insert("rounds".into(), json!(self.rounds));
+        let total = self.tool_calls();
+        let by_name: Map<String, Value> =
+            self.tools.iter().map(|(k, t)| (k.clone(), json!({"calls": t.calls, "failed": t.failed}))).collect();
+        m.insert("tool_calls".into(), json!({"total": total.calls, "failed": total.failed, "by_name": by_name}));
+        let t = &self.tokens;
+        let mut tokens = Map::new();
+        for (k, v) in [
+            ("input", t.input),
+            ("cache_read", t.cache_read),
+            ("cache_write", t.cache_write),
+            ("output", t.output),
+            ("reasoning", t.reasoning),
+            ("total", t.total),
+        ] {
+            if let Some(v) = v {
+                tokens.insert(k.into(), json!(v));
+            }
+        }
+        if !self.tokens_basis.is_empty() {
+            tokens.insert("basis".into(), json!(self.tokens_basis.join("+")));
+        }
+        m.insert("tokens".into(), Value::Object(tokens));
+        for (k, v) in [
+            ("duration_ms", self.duration_ms),
+            ("first_timestamp_ms", self.first_timestamp_ms),
+            ("last_timestamp_ms", self.last_timestamp_ms),
+        ] {
+            if let Some(v) = v {
+                m.insert(k.into(), json!(v));
+            }
+        }
+        m.insert("problems".into(), json!(self.problems));
+        Value::Object(m)
+    }
+}
+
+/// The encoder that gathers a run's figures, into a summary its caller keeps a handle on.
+struct Gather {
+    full: bool,
+    s: Rc<RefCell<RunSummary>>,
+    round_ends: u64,
+    round_usages: u64,
+    turn_starts: u64,
+    turn_ends: u64,
+}
+
+impl Gather {
+    fn tool(&self, name: &str, calls: u64, failed: u64) {
+        let mut s = self.s.borrow_mut();
+        let t = s.tools.entry(name.to_string()).or_default();
+        t.calls += calls;
+        t.failed += failed;
+    }
+
+    fn basis(&self, b: &'static str) {
+        let mut s = self.s.borrow_mut();
+        if !s.tokens_basis.contains(&b) {
+            s.tokens_basis.push(b);
+        }
+    }
+
+    fn model(&self, m: Option<&String>) {
+        let mut s = self.s.borrow_mut();
+        if let Some(m) = m.filter(|m| !s.models.contains(m)) {
+            s.models.push(m.clone());
+        }
+    }
+}
+
+impl Encode for Gather {
+    fn carries_summaries(&self) -> bool {
+        true
+    }
+
+    fn encode(&mut self, rec: &Record, ctx: &Context, _sink: &mut Sink<'_>) -> Fate {
+        match &rec.event {
+            Event::Session(x) => {
+                {
+                    let mut s = self.s.borrow_mut();
+                    if s.session_id.is_none() {
+                        s.session_id = x.id.clone().or_else(|| x.run_id.clone());
+                    }
+                }
+                self.model(x.model.as_ref());
+            }
+            Event::TurnStart { .. } => self.turn_starts += 1,
+            Event::TurnEnd { .. } => self.turn_ends += 1,
+            Event::RoundEnd { .. } => self.round_ends += 1,
+            Event::ToolCall(c) => self.tool(&c.name, 1, 0),
+            Event::ToolResult(r) => {
+                let name = r.name.clone().or_else(|| ctx.call.name.clone()).unwrap_or_default();
+                self.tool(&name, u64::from(!ctx.matched), u64::from(r.status != ToolStatus::Completed));
+            }
+            Event::PermissionDenied(d) => self.tool(&d.name, u64::from(!ctx.matched), 1),
+            Event::Usage(u) => {
+                self.model(u.model.as_ref());
+                if u.scope == Scope::Round && u.basis == Basis::Delta && u.of.is_none() {
+                    self.round_usages += 1;
+                }
+                self.basis(match (u.scope, u.basis) {
+                    (Scope::Run, _) => "session",
+                    (_, Basis::Delta) => "delta",
+                    (_, Basis::Cumulative) => "cumulative",
+                });
+            }
+            Event::SessionSummary(x) => {
+                self.model(x.model.as_ref());
+                for c in x.tool_calls.iter().flatten() {
+                    self.tool(&c.name, 1, u64::from(c.answered && c.error));
+                }
+                if !x.tokens.is_empty() {
+                    self.basis("session");
+                }
+                let mut s = self.s.borrow_mut();
+                s.turns += x.turns.unwrap_or(0);
+                s.duration_ms = x.duration_ms.or(s.duration_ms);
+                s.first_timestamp_ms = s.first_timestamp_ms.or(x.first_timestamp_ms);
+                s.last_timestamp_ms = x.last_timestamp_ms.or(s.last_timestamp_ms);
+            }
+            Event::Terminal(t) => {
+                self.model(t.model.as_ref());
+                let mut s = self.s.borrow_mut();
+                s.outcome = Some(t.outcome);
+                s.reason = t.reason.clone();
+                s.error = t.error.clone();
+                s.exit_status = t.exit_code.or_else(|| {
+                    let c = ctx.source?.contract();
+                    c.outcome_code(t.outcome, "exit_code").or_else(|| c.outcome_code(t.outcome, "exit_status"))
+                });
+                if s.session_id.is_none() {
+                    s.session_id = t.session_id.clone();
+                }
+                let text = t.final_text.clone().unwrap_or_default();
+                let (head, cut) = crate::json::cut_chars(&text, if self.full { usize::MAX } else { FINAL_TEXT_CHARS });
+                s.final_text = head.to_string();
+                s.final_text_cut = cut;
+                s.tokens = ctx.totals;
+                s.turns += self.turn_ends.max(self.turn_starts);
+                s.rounds = self.round_ends.max(self.round_usages);
+                if t.synthesized {
+                    s.problems
+                        .push(format!("no terminal record: {}", t.reason.as_deref().unwrap_or("input ended early")));
+                }
+            }
+            _ => {}
+        }
+        Fate::Absorbed
+    }
+}
+
+/// Summarizes one run read from `input`. `from` `None` detects its dialect.
+pub fn summarize<R: Read>(input: R, file: &str, from: Option<Dialect>, full: bool) -> RunSummary {
+    let opts = Options::new(from, Dialect::Canonical);
+    let shared = Rc::new(RefCell::new(RunSummary { file: file.to_string(), ..RunSummary::default() }));
+    let gather = Gather { full, s: Rc::clone(&shared), round_ends: 0, round_usages: 0, turn_starts: 0, turn_ends: 0 };
+    let mut problems = Vec::new();
+    let mut diag = |d: Diagnostic| {
+        problems.push(if d.line == 0 { d.message } else { format!("line {}: {}", d.line, d.message) });
+    };
+    let result = translate_with(input, &mut std::io::sink(), &opts, Box::new(gather), &mut diag);
+    let mut s = shared.take();
+    match result {
+        Ok(summary) => {
+            s.dialect = summary.source;
+            if let Some(Stop::Read(e)) = &summary.stopped {
+                problems.push(format!("cannot read: {e}"));
+            }
+        }
+        Err(e) => problems.push(format!("cannot read: {e}")),
+    }
+    problems.append(&mut s.problems);
+    s.problems = problems;
+    s
+}
+
+/// Totals across runs: runs by outcome, by dialect and by model; tokens summed; tool calls by
+/// name with their failures.
+pub fn totals(runs: &[RunSummary]) -> Value {
+    let mut by_outcome: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut by_dialect: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut by_model: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut tools: BTreeMap<&str, ToolCount> = BTreeMap::new();
+    let mut tokens = Tokens::default();
+    for r in runs {
+        *by_outcome.entry(r.outcome.map_or("unknown", Outcome::name)).or_default() += 1;
+        *by_dialect.entry(r.dialect.map_or("unknown", Dialect::name)).or_default() += 1;
+        for m in &r.models {
+            *by_model.entry(m).or_default() += 1;
+        }
+        for (name, t) in &r.tools {
+            let e = tools.entry(name).or_default();
+            e.calls += t.calls;
+            e.failed += t.failed;
+        }
+        tokens = tokens.plus(&r.tokens);
+    }
+    let tools: Map<String, Value> =
+        tools.into_iter().map(|(k, t)| (k.to_string(), json!({"calls": t.calls, "failed": t.failed}))).collect();
+    let mut tok = Map::new();
+    for (k, v) in [
+        ("input", tokens.input),
+        ("cache_read", tokens.cache_read),
+        ("cache_write", tokens.cache_write),
+        ("output", tokens.output),
+        ("reasoning", tokens.reasoning),
+        ("total", tokens.total),
+    ] {
+        tok.insert(k.into(), json!(v.unwrap_or(0)));
+    }
+    json!({"totals": {
+        "runs": runs.len(),
+        "by_outcome": by_outcome,
+        "by_dialect": by_dialect,
+        "by_model": by_model,
+        "tokens": tok,
+        "tools": tools,
+    }})
+}
+
+const COLUMNS: [&str; 13] = [
+    "file",
+    "dialect",
+    "outcome",
+    "exit_status",
+    "turns",
+    "rounds",
+    "tool_calls",
+    "tool_failed",
+    "input",
+    "cache_read",
+    "cache_write",
+    "output",
+    "final_text",
+];
+
+fn row(r: &RunSummary, text_chars: usize) -> Vec<String> {
+    let n = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_default();
+    let tools = r.tool_calls();
+    vec![
+        r.file.clone(),
+        r.dialect.map_or("unknown", Dialect::name).to_string(),
+        r.outcome.map_or("unknown", Outcome::name).to_string(),
+        r.exit_status.map(|c| c.to_string()).unwrap_or_default(),
+        r.turns.to_string(),
+        r.rounds.to_string(),
+        tools.calls.to_string(),
+        tools.failed.to_string(),
+        n(r.tokens.input),
+        n(r.tokens.cache_read),
+        n(r.tokens.cache_write),
+        n(r.tokens.output),
+        crate::json::cut_chars(&r.final_text.replace(['\n', '\r', '\t'], " "), text_chars).0.to_string(),
+    ]
+}
+
+fn totals_row(runs: &[RunSummary]) -> Vec<String> {
+    let sum = |f: &dyn Fn(&RunSummary) -> u64| runs.iter().map(f).sum::<u64>().to_string();
+    vec![
+        format!("total ({} runs)", runs.len()),
+        String::new(),
+        format!("{} completed", runs.iter().filter(|r| r.outcome == Some(Outcome::Completed)).count()),
+        String::new(),
+        sum(&|r| r.turns),
+        sum(&|r| r.rounds),
+        sum(&|r| r.tool_calls().calls),
+        sum(&|r| r.tool_calls().failed),
+        sum(&|r| r.tokens.input.unwrap_or(0)),
+        sum(&|r| r.tokens.cache_read.unwrap_or(0)),
+        sum(&|r| r.tokens.cache_write.unwrap_or(0)),
+        sum(&|r| r.tokens.output.unwrap_or(0)),
+        String::new(),
+    ]
+}
+
+/// An aligned table for people, with a totals row.
+pub fn table(runs: &[RunSummary]) -> String {
+    let mut rows: Vec<Vec<String>> = vec![COLUMNS.iter().map(|c| c.to_string()).collect()];
+    rows.extend(runs.iter().map(|r| row(r, 40)));
+    rows.push(totals_row(runs));
+    let widths: Vec<usize> =
+        (0..COLUMNS.len()).map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
+    let mut out = String::new();
+    for r in &rows {
+        let cells: Vec<String> = r.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn csv_cell(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// CSV with a header line.
+pub fn csv(runs: &[RunSummary]) -> String {
+    let mut out = COLUMNS.join(",");
+    out.push('\n');
+    for r in runs {
+        let cells: Vec<String> = row(r, usize::MAX).iter().map(|c| csv_cell(c)).collect();
+        out.push_str(&cells.join(","));
+        out.push('\n');
+    }
+    out
+}

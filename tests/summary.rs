@@ -1,0 +1,102 @@
+//! `agentgate summary`: the same figures translation gives, one line per run of any dialect,
+//! totals, and a batch that goes on past files it cannot read.
+
+mod common;
+
+use std::process::Command;
+
+use serde_json::Value;
+
+use agentgate::summary::summarize;
+use agentgate::Dialect;
+
+#[test]
+fn a_summary_states_the_tokens_and_outcome_the_localcode_result_says() {
+    let lc = Dialect::Localcode.contract();
+    for case in common::cases() {
+        let s = summarize(&case.input[..], &case.name, Some(case.dialect), false);
+        let out = common::values(&common::translate(&case.input, case.dialect, Dialect::Localcode));
+        let result = out.last().unwrap();
+        let ctx = case.path.display();
+        assert_eq!(s.tokens.input.unwrap_or(0), result["tokens"]["prompt"].as_u64().unwrap(), "{ctx}: input");
+        assert_eq!(s.tokens.output.unwrap_or(0), result["tokens"]["completion"].as_u64().unwrap(), "{ctx}: output");
+        assert_eq!(s.tokens.total.unwrap_or(0), result["tokens"]["total"].as_u64().unwrap(), "{ctx}: total");
+        let outcome = s.outcome.expect("every run has an outcome");
+        assert_eq!(result["status"], lc.outcome_str(outcome, "status").unwrap(), "{ctx}: status");
+        assert_eq!(result["exit_code"], lc.outcome_code(outcome, "exit_code").unwrap(), "{ctx}: exit code");
+        assert_eq!(s.dialect, Some(case.dialect));
+    }
+}
+
+#[test]
+fn a_summary_counts_tools_turns_and_problems() {
+    let input = std::fs::read(common::fixtures().join("wuu/success.jsonl")).unwrap();
+    let s = summarize(&input[..], "run", None, false);
+    assert_eq!(s.dialect, Some(Dialect::Wuu));
+    assert_eq!(s.turns, 2);
+    let t = s.tool_calls();
+    assert_eq!((t.calls, t.failed), (2, 1), "a bash call reported twice counts once");
+    assert_eq!(s.tools["bash"].failed, 1);
+    assert_eq!(s.tokens.cache_read, Some(2900));
+    assert_eq!(s.tokens_basis, vec!["cumulative"]);
+    assert_eq!(s.session_id.as_deref(), Some("thread-9f2c"));
+    assert_eq!(s.models, vec!["gpt-5.1-codex"]);
+    assert!(s.problems.is_empty());
+
+    let cut = std::fs::read(common::fixtures().join("localcode/truncated.jsonl")).unwrap();
+    let s = summarize(&cut[..], "cut", None, false);
+    assert_eq!(s.problems.len(), 2, "{:?}", s.problems);
+    assert!(s.problems[0].starts_with("line 8: not JSON"));
+    assert!(s.problems[1].starts_with("no terminal record"));
+
+    let long = std::fs::read(common::fixtures().join("adal/unicode-long.jsonl")).unwrap();
+    let short = summarize(&long[..], "long", None, false);
+    assert_eq!(short.final_text.chars().count(), agentgate::summary::FINAL_TEXT_CHARS);
+    assert!(short.final_text_cut);
+    let full = summarize(&long[..], "long", None, true);
+    assert!(full.final_text.chars().count() > 3000);
+}
+
+#[test]
+fn the_cli_summarizes_a_mixed_folder_in_sorted_order_and_goes_on_past_bad_files() {
+    let dir = std::env::temp_dir().join(format!("agentgate-summary-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("nested")).unwrap();
+    for (from, to) in
+        [("loom/session.jsonl", "b.jsonl"), ("adal/success.jsonl", "nested/a.ndjson"), ("wuu/timeout.jsonl", "c.jsonl")]
+    {
+        std::fs::copy(common::fixtures().join(from), dir.join(to)).unwrap();
+    }
+    std::fs::write(dir.join("d.jsonl"), "{\"hello\": \"world\"}\n").unwrap();
+    std::fs::write(dir.join("ignored.txt"), "not a transcript").unwrap();
+    let bin = env!("CARGO_BIN_EXE_agentgate");
+    let out = Command::new(bin).args(["summary", "--totals"]).arg(&dir).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let lines: Vec<Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let files: Vec<String> =
+        lines[..4].iter().map(|l| l["file"].as_str().unwrap().rsplit('/').next().unwrap().to_string()).collect();
+    assert_eq!(files, vec!["b.jsonl", "c.jsonl", "d.jsonl", "a.ndjson"], "sorted by path");
+    assert_eq!(lines[0]["dialect"], "loom");
+    assert_eq!(lines[1]["outcome"], "timeout");
+    assert_eq!(lines[1]["exit_status"], 4, "wuu's own exit status for a timeout");
+    assert_eq!(lines[2]["dialect"], Value::Null);
+    assert!(lines[2]["problems"][0].as_str().unwrap().contains("cannot tell"));
+    assert!(String::from_utf8(out.stderr).unwrap().contains("d.jsonl"));
+    let totals = &lines[4]["totals"];
+    assert_eq!(totals["runs"], 4);
+    assert_eq!(totals["by_dialect"]["adal"], 1);
+    assert_eq!(totals["tools"]["bash"]["calls"], 3);
+    assert_eq!(totals["tokens"]["input"], 2500 + 300);
+
+    let strict = Command::new(bin).args(["summary", "--strict"]).arg(&dir).output().unwrap();
+    assert_eq!(strict.status.code(), Some(65));
+    let csv = Command::new(bin).args(["summary", "--format", "csv"]).arg(dir.join("b.jsonl")).output().unwrap();
+    let csv = String::from_utf8(csv.stdout).unwrap();
+    assert!(csv.starts_with("file,dialect,outcome,exit_status,"));
+    assert_eq!(csv.lines().count(), 2);
+    let table = Command::new(bin).args(["summary", "--format", "table"]).arg(&dir).output().unwrap();
+    let table = String::from_utf8(table.stdout).unwrap();
+    assert!(table.lines().last().unwrap().starts_with("total (4 runs)"), "{table}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -43,6 +43,29 @@ pub enum Command {
         #[arg(long)]
         markdown: bool,
     },
+    /// Run an agent and speak for it in another agent's dialect: its stdout translated, its exit
+    /// status and signals as the target agent's
+    #[cfg(unix)]
+    Exec {
+        /// The dialect to speak
+        #[arg(long = "as", value_name = "DIALECT", value_parser = to_values())]
+        to: String,
+        /// The agent's dialect; auto detects it from its first lines
+        #[arg(long, value_name = "DIALECT", default_value = "auto", value_parser = from_values())]
+        from: String,
+        /// Stop the agent after this long (30s, 500ms, 2m, 1h): SIGTERM, then SIGKILL after --kill-after
+        #[arg(long, value_name = "DURATION")]
+        timeout: Option<String>,
+        /// Grace period between SIGTERM and SIGKILL on a timeout
+        #[arg(long, value_name = "DURATION", default_value = "5s")]
+        kill_after: String,
+        /// base-context: write the --json-deltas form
+        #[arg(long)]
+        json_deltas: bool,
+        /// The agent's command and its arguments, after --
+        #[arg(last = true, required = true, value_name = "CMD")]
+        command: Vec<String>,
+    },
     /// Summarize runs whatever their dialects: one JSON line per run, or a table or CSV
     Summary {
         /// The runs' dialect; auto detects it per file

@@ -1,6 +1,8 @@
 //! The agentgate binary: parses the command line, runs the library, maps results to exit codes.
 
 mod cli;
+#[cfg(unix)]
+mod exec;
 
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -33,6 +35,10 @@ fn main() -> ExitCode {
         Some(Command::Dialects { markdown: false }) => dialects(),
         Some(Command::Detect { file }) => detect_command(file),
         Some(Command::Validate { dialect, file }) => validate_command(&dialect, file),
+        #[cfg(unix)]
+        Some(Command::Exec { to, from, timeout, kill_after, json_deltas, command }) => {
+            exec_command(&to, &from, timeout.as_deref(), &kill_after, json_deltas, &command)
+        }
         Some(Command::Summary { from, full, totals, format, strict, paths }) => {
             summary_command(&from, full, totals, format, strict, &paths)
         }
@@ -94,6 +100,29 @@ fn detect_command(file: Option<PathBuf>) -> u8 {
             status::UNDECIDED
         }
     }
+}
+
+#[cfg(unix)]
+fn exec_command(
+    to: &str,
+    from: &str,
+    timeout: Option<&str>,
+    kill_after: &str,
+    json_deltas: bool,
+    command: &[String],
+) -> u8 {
+    let parse = |s: &str| {
+        exec::parse_duration(s).map_err(|e| {
+            eprintln!("agentgate: {e}");
+        })
+    };
+    let Ok(kill_after) = parse(kill_after) else { return 2 };
+    let timeout = match timeout.map(parse).transpose() {
+        Ok(t) => t,
+        Err(()) => return 2,
+    };
+    let Ok(to) = to.parse() else { return 2 };
+    exec::Exec { to, from: from.parse().ok(), timeout, kill_after, json_deltas, command }.run()
 }
 
 fn validate_command(dialect: &str, file: Option<PathBuf>) -> u8 {

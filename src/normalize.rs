@@ -97,6 +97,7 @@ pub struct Normalizer {
     message_text: String,
     last_error: Option<String>,
     terminal_done: bool,
+    outcome: Option<Outcome>,
     /// The last record ended a turn: the next one starts the turn figures afresh.
     turn_ended: bool,
     /// A record of the current line came after the terminal and was reported.
@@ -116,6 +117,7 @@ impl Normalizer {
             message_text: String::new(),
             last_error: None,
             terminal_done: false,
+            outcome: None,
             turn_ended: false,
             flagged_line: false,
             diagnostics: Vec::new(),
@@ -135,6 +137,11 @@ impl Normalizer {
 
     pub fn terminal_done(&self) -> bool {
         self.terminal_done
+    }
+
+    /// The run's outcome, once its terminal record went through.
+    pub fn outcome(&self) -> Option<Outcome> {
+        self.outcome
     }
 
     pub fn context(&self) -> &Context {
@@ -295,6 +302,7 @@ impl Normalizer {
                 }
                 self.complete_terminal(t);
                 self.terminal_done = true;
+                self.outcome = Some(t.outcome);
             }
             _ => {}
         }

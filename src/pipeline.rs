@@ -55,6 +55,10 @@ pub struct Summary {
     pub source: Option<Dialect>,
     /// Why the stream was not read to its end: a fatal line, `--strict`, undetectable input.
     pub stopped: Option<Stop>,
+    /// The run's outcome, as its terminal record says.
+    pub outcome: Option<crate::event::Outcome>,
+    /// Whether the input had its own terminal record (else agentgate made one).
+    pub terminal_in_stream: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,6 +90,10 @@ pub fn translate<R: Read, W: Write>(
     translate_with(input, output, opts, opts.to.encoder(&opts.encode), diag)
 }
 
+/// Asked at the end of input, when the stream had no terminal record of its own: how the run
+/// ended, as something outside the stream knows it (the agent's exit status, say).
+pub type EndHook<'a> = &'a mut dyn FnMut() -> Option<crate::event::Terminal>;
+
 /// Translates one stream into whatever `encoder` makes of it (a dialect's encoder, or one that
 /// only gathers figures, as `summary` does): the same decoders, ledger and terminal handling.
 pub fn translate_with<R: Read, W: Write>(
@@ -94,6 +102,18 @@ pub fn translate_with<R: Read, W: Write>(
     opts: &Options,
     encoder: Box<dyn Encode>,
     diag: &mut dyn FnMut(Diagnostic),
+) -> io::Result<Summary> {
+    translate_ending(input, output, opts, encoder, diag, &mut || None)
+}
+
+/// [`translate_with`], with `end` to say how the run ended when the stream does not.
+pub fn translate_ending<R: Read, W: Write>(
+    input: R,
+    output: &mut W,
+    opts: &Options,
+    encoder: Box<dyn Encode>,
+    diag: &mut dyn FnMut(Diagnostic),
+    end: EndHook<'_>,
 ) -> io::Result<Summary> {
     let mut lines = Lines::new(input, opts.max_line_bytes);
     let mut stopped = None;
@@ -160,9 +180,11 @@ pub fn translate_with<R: Read, W: Write>(
         Stop::Undetected(w) => format!("cannot tell the input's dialect: {w}"),
         Stop::Read(e) => format!("cannot read the input: {e}"),
     });
-    run.finish(why, &lines, diag);
+    let terminal_in_stream = run.norm.terminal_done();
+    run.finish(why, &lines, diag, end);
     run.flush(output, true)?;
-    Ok(Summary { report: run.report, source, stopped })
+    let outcome = run.norm.outcome();
+    Ok(Summary { report: run.report, source, stopped, outcome, terminal_in_stream })
 }
 
 /// The state of one translation between lines.
@@ -266,7 +288,13 @@ impl<'o> Run<'o> {
 
     /// Ends the run with its terminal record: the one the decoder makes of what it read
     /// (where its dialect has none in-stream), else one the normalizer makes.
-    fn finish<R: Read>(&mut self, why: Option<String>, lines: &Lines<R>, diag: &mut dyn FnMut(Diagnostic)) {
+    fn finish<R: Read>(
+        &mut self,
+        why: Option<String>,
+        lines: &Lines<R>,
+        diag: &mut dyn FnMut(Diagnostic),
+        end: EndHook<'_>,
+    ) {
         self.norm.set_input_digest(lines.digest());
         let mut sink = Sink { out: &mut self.out, report: &mut self.report };
         if let (None, Some(decoder)) = (&why, self.decoder.as_mut()) {
@@ -277,6 +305,18 @@ impl<'o> Run<'o> {
             }
             for rec in self.decoded.records.drain(..) {
                 self.norm.process(rec, self.encoder.as_mut(), &mut sink);
+            }
+        }
+        if !self.norm.terminal_done() {
+            if let Some(mut t) = end() {
+                t.synthesized = true;
+                sink.report.synthesized("terminal");
+                let origin = self.norm.context().source.unwrap_or(Dialect::Canonical);
+                self.norm.process(
+                    crate::dialect::Record::new(origin, Event::Terminal(t)),
+                    self.encoder.as_mut(),
+                    &mut sink,
+                );
             }
         }
         self.norm.finish(why, self.encoder.as_mut(), &mut sink);

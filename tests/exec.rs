@@ -1,0 +1,142 @@
+//! `agentgate exec`: a fake agent (a shell script) run under agentgate, which must speak for it
+//! as the target agent would: streamed lines, exit statuses, signals, timeouts.
+#![cfg(unix)]
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// A fake agent: `replay FILE [EXIT] [PAUSE]` prints FILE line by line with pauses, says
+/// something on stderr, and exits with EXIT.
+fn replay() -> PathBuf {
+    let path = std::env::temp_dir().join(format!("agentgate-replay-{}.sh", std::process::id()));
+    if !path.exists() {
+        std::fs::write(
+            &path,
+            "#!/bin/sh\nwhile IFS= read -r line; do printf '%s\\n' \"$line\"; sleep \"${3:-0.02}\"; done < \"$1\"\necho 'hello from the agent' >&2\nexit \"${2:-0}\"\n",
+        )
+        .unwrap();
+        Command::new("chmod").arg("+x").arg(&path).status().unwrap();
+    }
+    path
+}
+
+fn fixture(rel: &str) -> String {
+    common::fixtures().join(rel).display().to_string()
+}
+
+fn exec(args: &[&str], agent: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_agentgate")).arg("exec").args(args).arg("--").args(agent).output().unwrap()
+}
+
+fn last(out: &Output) -> Value {
+    serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap()).unwrap()
+}
+
+#[test]
+fn the_exit_status_is_the_target_agents_for_the_outcome() {
+    let r = replay();
+    let agent = [r.to_str().unwrap(), &fixture("adal/permission-denied.jsonl"), "2"];
+    for (target, code) in [("localcode", 1), ("adal", 2), ("wuu", 3), ("loom", 0), ("base-context", 1)] {
+        let out = exec(&["--as", target], &agent);
+        assert_eq!(out.status.code(), Some(code), "{target}");
+    }
+    let out = exec(&["--as", "localcode"], &[r.to_str().unwrap(), &fixture("localcode/timeout.jsonl"), "124"]);
+    assert_eq!(out.status.code(), Some(124));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("hello from the agent"), "the agent's stderr passes through");
+}
+
+#[test]
+fn output_reaches_the_reader_before_the_agent_exits() {
+    let r = replay();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentgate"))
+        .args(["exec", "--as", "localcode", "--", r.to_str().unwrap(), &fixture("adal/success.jsonl"), "0", "0.4"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    assert!(first.contains("\"tool_start\""), "{first}");
+    assert!(start.elapsed() < Duration::from_secs(2), "the first line came only after {:?}", start.elapsed());
+    assert!(child.try_wait().unwrap().is_none(), "the agent is still running");
+    let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
+    assert!(rest.last().unwrap().contains("\"status\": \"ok\""));
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}
+
+#[test]
+fn without_a_terminal_record_the_agents_exit_decides() {
+    let r = replay();
+    let out = exec(&["--as", "localcode"], &[r.to_str().unwrap(), &fixture("adal/truncated.jsonl"), "3"]);
+    assert_eq!(out.status.code(), Some(1));
+    let result = last(&out);
+    assert_eq!(result["status"], "incomplete");
+    assert!(result["reason"].as_str().unwrap().ends_with("exited with status 3"), "{result}");
+    let out = exec(&["--as", "canonical"], &["sh", "-c", "kill -TERM $$"]);
+    let t = last(&out);
+    assert_eq!((t["outcome"].as_str(), t["synthesized"].as_bool()), (Some("interrupted"), Some(true)), "{t}");
+}
+
+#[test]
+fn when_stream_and_exit_status_disagree_the_stream_wins_and_stderr_says_so() {
+    let r = replay();
+    let out = exec(&["--as", "localcode"], &[r.to_str().unwrap(), &fixture("adal/success.jsonl"), "1"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("the stream says completed"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_missing_agent_is_reported_with_a_failed_run_and_127() {
+    let out = exec(&["--as", "adal"], &["/no/such/agent"]);
+    assert_eq!(out.status.code(), Some(127));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let lines: Vec<Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.last().unwrap()["type"], "complete");
+    assert_eq!(lines.last().unwrap()["exit_code"], 1);
+    assert!(lines[0]["message"].as_str().unwrap().contains("cannot start /no/such/agent"));
+}
+
+#[test]
+fn a_timeout_stops_the_agent_even_when_it_ignores_sigterm() {
+    let start = Instant::now();
+    let out = exec(
+        &["--as", "localcode", "--timeout", "300ms", "--kill-after", "200ms"],
+        &["sh", "-c", "trap '' TERM; sleep 10"],
+    );
+    assert!(start.elapsed() < Duration::from_secs(5));
+    assert_eq!(out.status.code(), Some(124));
+    assert!(last(&out)["reason"].as_str().unwrap().starts_with("timeout"));
+}
+
+#[test]
+fn sigint_is_forwarded_and_the_run_ends_interrupted() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentgate"))
+        .args(["exec", "--as", "localcode", "--", "sh", "-c", "trap 'exit 130' INT; echo '{\"type\":\"tool_call\",\"id\":\"a\",\"name\":\"bash\",\"args\":{}}'; while true; do sleep 0.05; done"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    assert!(lines.next().unwrap().unwrap().contains("tool_start"));
+    // SAFETY: a signal to the child we spawned.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let result: Value = serde_json::from_str(rest.last().unwrap()).unwrap();
+    assert_eq!((result["status"].as_str(), result["exit_code"].as_i64()), (Some("incomplete"), Some(130)));
+}

@@ -59,16 +59,31 @@ impl Formatter for GoFormatter {
     }
 }
 
-/// `v` with the members of every object sorted by key, as Go and Rust's BTreeMap write them.
-pub fn sorted(v: &Value) -> Value {
-    match v {
-        Value::Object(m) => {
-            let mut keys: Vec<&String> = m.keys().collect();
-            keys.sort();
-            Value::Object(keys.into_iter().map(|k| (k.clone(), sorted(&m[k]))).collect())
+/// Serializes a value with the members of every object in key order, without copying it.
+struct SortedRef<'a>(&'a Value);
+
+impl Serialize for SortedRef<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match self.0 {
+            Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort_unstable();
+                let mut map = s.serialize_map(Some(keys.len()))?;
+                for k in keys {
+                    map.serialize_entry(k, &SortedRef(&m[k]))?;
+                }
+                map.end()
+            }
+            Value::Array(a) => {
+                let mut seq = s.serialize_seq(Some(a.len()))?;
+                for x in a {
+                    seq.serialize_element(&SortedRef(x))?;
+                }
+                seq.end()
+            }
+            other => other.serialize(s),
         }
-        Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
-        other => other.clone(),
     }
 }
 
@@ -105,11 +120,11 @@ pub fn write_line(out: &mut Vec<u8>, value: &impl Serialize, layout: Layout) {
         Layout::Compact => value.serialize(&mut serde_json::Serializer::with_formatter(&mut *out, CompactFormatter)),
         Layout::Spaced => value.serialize(&mut serde_json::Serializer::with_formatter(&mut *out, SpacedFormatter)),
         Layout::Sorted => match serde_json::to_value(value) {
-            Ok(v) => sorted(&v).serialize(&mut serde_json::Serializer::with_formatter(&mut *out, CompactFormatter)),
+            Ok(v) => SortedRef(&v).serialize(&mut serde_json::Serializer::with_formatter(&mut *out, CompactFormatter)),
             Err(e) => Err(e),
         },
         Layout::Go => match serde_json::to_value(value) {
-            Ok(v) => sorted(&v).serialize(&mut serde_json::Serializer::with_formatter(&mut *out, GoFormatter)),
+            Ok(v) => SortedRef(&v).serialize(&mut serde_json::Serializer::with_formatter(&mut *out, GoFormatter)),
             Err(e) => Err(e),
         },
     };

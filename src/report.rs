@@ -50,7 +50,7 @@ impl Report {
     }
 
     pub fn dropped_kind(&mut self, kind: &str) {
-        *self.dropped_kinds.entry(kind.to_string()).or_default() += 1;
+        bump(&mut self.dropped_kinds, kind);
     }
 
     pub fn dropped_field(&mut self, kind: &str, field: &str) {
@@ -58,16 +58,26 @@ impl Report {
     }
 
     pub fn synthesized(&mut self, what: &str) {
-        *self.synthesized.entry(what.to_string()).or_default() += 1;
+        bump(&mut self.synthesized, what);
     }
 
     pub fn truncated(&mut self, what: &str) {
-        *self.truncated.entry(what.to_string()).or_default() += 1;
+        bump(&mut self.truncated, what);
     }
 
     /// Every line is exactly one of blank, bad, translated, passed through or dropped.
     pub fn accounted(&self) -> u64 {
         self.blank + self.bad + self.translated + self.passed_through + self.dropped
+    }
+}
+
+/// Counts one more `key`, allocating its name only the first time.
+fn bump(m: &mut BTreeMap<String, u64>, key: &str) {
+    match m.get_mut(key) {
+        Some(n) => *n += 1,
+        None => {
+            m.insert(key.to_string(), 1);
+        }
     }
 }
 

@@ -140,3 +140,34 @@ fn sigint_is_forwarded_and_the_run_ends_interrupted() {
     let result: Value = serde_json::from_str(rest.last().unwrap()).unwrap();
     assert_eq!((result["status"].as_str(), result["exit_code"].as_i64()), (Some("incomplete"), Some(130)));
 }
+
+#[test]
+fn a_second_sigint_kills_an_agent_that_ignores_the_first() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentgate"))
+        .args([
+            "exec",
+            "--as",
+            "localcode",
+            "--",
+            "sh",
+            "-c",
+            "trap '' INT; echo '{\"type\":\"stage\",\"stage\":\"x\"}'; while true; do sleep 0.05; done",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    assert!(lines.next().unwrap().unwrap().contains("stage"));
+    for _ in 0..2 {
+        // SAFETY: a signal to the child we spawned.
+        unsafe {
+            libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let result: Value = serde_json::from_str(rest.last().unwrap()).unwrap();
+    assert!(result["reason"].as_str().unwrap().ends_with("signal 9"), "{result}");
+}

@@ -49,6 +49,8 @@ struct Round {
     /// The order the results arrive in.
     order: Vec<usize>,
     usage: (u64, u64, u64),
+    /// Other event families mixed in (see `extra`).
+    extras: Vec<(u8, String)>,
 }
 
 #[derive(Debug, Clone)]
@@ -78,12 +80,21 @@ fn round() -> impl Strategy<Value = Round> {
         0u64..5000,
         0u64..900,
         0u64..100,
+        prop::collection::vec((0u8..12, text(12)), 0..4),
     )
-        .prop_flat_map(|(reasoning, text, calls, input, output, cache)| {
+        .prop_flat_map(|(reasoning, text, calls, input, output, cache, extras)| {
             let order: Vec<usize> = (0..calls.len()).collect();
-            (Just(reasoning), Just(text), Just(calls), Just(order).prop_shuffle(), Just((input + cache, output, cache)))
+            let usage = (input + cache, output, cache);
+            (Just(reasoning), Just(text), Just(calls), Just(order).prop_shuffle(), Just(usage), Just(extras))
         })
-        .prop_map(|(reasoning, text, calls, order, usage)| Round { reasoning, text, calls, order, usage })
+        .prop_map(|(reasoning, text, calls, order, usage, extras)| Round {
+            reasoning,
+            text,
+            calls,
+            order,
+            usage,
+            extras,
+        })
 }
 
 fn run() -> impl Strategy<Value = Run> {
@@ -92,6 +103,28 @@ fn run() -> impl Strategy<Value = Run> {
     (prop::collection::vec(turn, 1..3), text(30), prop::sample::select(OUTCOMES), prop::sample::select(TOOLS)).prop_map(
         |(turns, answer, outcome, denied)| Run { turns, answer: format!("Answer: {answer}"), outcome, denied },
     )
+}
+
+/// An event of another family, none of which changes the run's facts.
+fn extra(which: u8, text: &str) -> Value {
+    match which {
+        0 => json!({"type": "stage", "name": text}),
+        1 => json!({"type": "notice", "text": text}),
+        2 => json!({"type": "file_change", "path": format!("src/{text}.rs"), "action": "modified", "tool": "edit"}),
+        3 => json!({"type": "todo", "items": [{"step": text, "status": "pending"}]}),
+        4 => {
+            json!({"type": "subagent", "phase": "update", "id": "agent-1", "status": "completed", "data": {"result": text}})
+        }
+        5 => json!({"type": "compaction", "phase": "start", "reason": "threshold"}),
+        6 => {
+            json!({"type": "compaction", "phase": "end", "reason": "threshold", "data": {"aborted": false, "willRetry": false}})
+        }
+        7 => json!({"type": "retry", "phase": "start", "attempt": 1, "max_attempts": 3, "delay_ms": 10, "error": text}),
+        8 => json!({"type": "diagnostics", "kind": "provider_state", "data": {"step_index": 1}}),
+        9 => json!({"type": "session", "id": "sess-1", "model": "m-1", "cwd": "/repo"}),
+        10 => json!({"type": "tool_draft", "name": "bash", "chars": 3, "snippet": text}),
+        _ => json!({"type": "reasoning_peek", "text": text}),
+    }
 }
 
 /// The run as canonical lines.
@@ -119,10 +152,17 @@ fn canonical(run: &Run) -> Vec<Value> {
                     push(json!({"type": "text_delta", "text": t}));
                 }
             }
+            for (which, t) in &round.extras {
+                push(extra(*which, t));
+            }
             for (ci, c) in round.calls.iter().enumerate() {
                 push(
                     json!({"type": "tool_call", "id": format!("c{ti}_{ri}_{ci}"), "name": c.name, "arguments": c.args}),
                 );
+            }
+            for (ci, c) in round.calls.iter().enumerate().filter(|(ci, _)| ci % 2 == 0) {
+                // Some calls stream their output before the result, which repeats it.
+                push(json!({"type": "tool_output", "id": format!("c{ti}_{ri}_{ci}"), "text": c.output}));
             }
             for &ci in &round.order {
                 let c = &round.calls[ci];

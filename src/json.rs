@@ -28,21 +28,28 @@ struct GoFormatter;
 
 impl Formatter for GoFormatter {
     fn write_string_fragment<W: ?Sized + io::Write>(&mut self, w: &mut W, fragment: &str) -> io::Result<()> {
+        // Scan bytes: `<`, `>`, `&` are ASCII, and U+2028/U+2029 are E2 80 A8/A9 in UTF-8.
+        let bytes = fragment.as_bytes();
         let mut start = 0;
-        for (i, c) in fragment.char_indices() {
-            let escape = match c {
-                '<' => "\\u003c",
-                '>' => "\\u003e",
-                '&' => "\\u0026",
-                '\u{2028}' => "\\u2028",
-                '\u{2029}' => "\\u2029",
-                _ => continue,
+        let mut i = 0;
+        while i < bytes.len() {
+            let (escape, len): (&[u8], usize) = match bytes[i] {
+                b'<' => (b"\\u003c", 1),
+                b'>' => (b"\\u003e", 1),
+                b'&' => (b"\\u0026", 1),
+                0xE2 if bytes.get(i + 1) == Some(&0x80) && bytes.get(i + 2) == Some(&0xA8) => (b"\\u2028", 3),
+                0xE2 if bytes.get(i + 1) == Some(&0x80) && bytes.get(i + 2) == Some(&0xA9) => (b"\\u2029", 3),
+                _ => {
+                    i += 1;
+                    continue;
+                }
             };
-            w.write_all(&fragment.as_bytes()[start..i])?;
-            w.write_all(escape.as_bytes())?;
-            start = i + c.len_utf8();
+            w.write_all(&bytes[start..i])?;
+            w.write_all(escape)?;
+            i += len;
+            start = i;
         }
-        w.write_all(&fragment.as_bytes()[start..])
+        w.write_all(&bytes[start..])
     }
 
     fn write_char_escape<W: ?Sized + io::Write>(
@@ -59,22 +66,43 @@ impl Formatter for GoFormatter {
     }
 }
 
+/// Appends an object and a newline to `out` in the given layout; the sorted layouts walk its
+/// keys in order without copying it.
+pub fn write_map(out: &mut Vec<u8>, m: &Map<String, Value>, layout: Layout) {
+    let result = match layout {
+        Layout::Compact | Layout::Spaced => return write_line(out, m, layout),
+        Layout::Sorted => {
+            SortedMap(m).serialize(&mut serde_json::Serializer::with_formatter(&mut *out, CompactFormatter))
+        }
+        Layout::Go => SortedMap(m).serialize(&mut serde_json::Serializer::with_formatter(&mut *out, GoFormatter)),
+    };
+    debug_assert!(result.is_ok());
+    out.push(b'\n');
+}
+
+struct SortedMap<'a>(&'a Map<String, Value>);
+
+impl Serialize for SortedMap<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut keys: Vec<&String> = self.0.keys().collect();
+        keys.sort_unstable();
+        let mut map = s.serialize_map(Some(keys.len()))?;
+        for k in keys {
+            map.serialize_entry(k, &SortedRef(&self.0[k]))?;
+        }
+        map.end()
+    }
+}
+
 /// Serializes a value with the members of every object in key order, without copying it.
 struct SortedRef<'a>(&'a Value);
 
 impl Serialize for SortedRef<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{SerializeMap, SerializeSeq};
+        use serde::ser::SerializeSeq;
         match self.0 {
-            Value::Object(m) => {
-                let mut keys: Vec<&String> = m.keys().collect();
-                keys.sort_unstable();
-                let mut map = s.serialize_map(Some(keys.len()))?;
-                for k in keys {
-                    map.serialize_entry(k, &SortedRef(&m[k]))?;
-                }
-                map.end()
-            }
+            Value::Object(m) => SortedMap(m).serialize(s),
             Value::Array(a) => {
                 let mut seq = s.serialize_seq(Some(a.len()))?;
                 for x in a {

@@ -24,6 +24,12 @@ use crate::report::Fate;
 /// Most output kept per running tool call, to fill in a result that does not repeat it.
 pub const MAX_TOOL_OUTPUT_BYTES: usize = 1024 * 1024;
 
+/// Most calls kept waiting for their results. Some dialects never answer calls (loom records
+/// only what a model asked for); at this many, the older half of the open calls is let go, so
+/// memory does not grow with the stream. A result for it, should one come, is matched as one whose call was
+/// never seen.
+pub const MAX_OPEN_CALLS: usize = 4096;
+
 /// The reason a terminal record gives when the input ended without one.
 pub const ENDED_EARLY: &str = "input ended without a terminal record";
 
@@ -215,6 +221,10 @@ impl Normalizer {
                 self.round_calls += 1;
                 self.ctx.call = CallView { index: Some(index), name: Some(call.name.clone()), ..CallView::default() };
                 self.message_text.clear();
+                if self.open.len() >= MAX_OPEN_CALLS {
+                    // The oldest half at once: cheap on average, as one at a time is not.
+                    self.open.drain(..MAX_OPEN_CALLS / 2);
+                }
                 self.open.insert(
                     id,
                     OpenCall {
@@ -607,5 +617,31 @@ mod tests {
         };
         let u = ctx.derived_uuid();
         assert_eq!(u, "ba7816bf-8f01-8fea-8141-40de5dae2223");
+    }
+}
+
+#[cfg(test)]
+mod bounded {
+    use super::*;
+    use crate::report::Report;
+
+    struct Nothing;
+    impl Encode for Nothing {
+        fn encode(&mut self, _: &Record, _: &Context, _: &mut Sink<'_>) -> Fate {
+            Fate::Written
+        }
+    }
+
+    #[test]
+    fn calls_never_answered_do_not_grow_memory_without_bound() {
+        let mut n = Normalizer::new(Dialect::Canonical);
+        let (mut out, mut report) = (Vec::new(), Report::default());
+        let mut sink = Sink { out: &mut out, report: &mut report };
+        for i in 0..(MAX_OPEN_CALLS * 3) {
+            let call = crate::event::ToolCall { id: Some(format!("c{i}")), name: "x".into(), ..Default::default() };
+            n.process(Record::new(Dialect::Canonical, Event::ToolCall(call)), &mut Nothing, &mut sink);
+        }
+        assert!(n.open.len() <= MAX_OPEN_CALLS);
+        assert!(n.open.contains_key(&format!("c{}", MAX_OPEN_CALLS * 3 - 1)), "the newest calls are kept");
     }
 }

@@ -47,7 +47,6 @@ pub struct Encoder {
     last_text: Option<String>,
     /// The stop reason of the last assistant message written.
     last_stop: String,
-    last_has_tools: bool,
     final_answer: Option<String>,
     last_error: Option<String>,
     /// The error the current request failed with, for its message's end.
@@ -71,7 +70,6 @@ impl Encoder {
             started: HashMap::new(),
             last_text: None,
             last_stop: String::new(),
-            last_has_tools: false,
             final_answer: None,
             last_error: None,
             msg_error: None,
@@ -315,7 +313,6 @@ impl Encoder {
         self.last_stop = reason.to_string();
         self.last_text =
             Some(m.content.iter().filter(|b| b["type"] == "text").filter_map(|b| b["text"].as_str()).collect());
-        self.last_has_tools = has_tools;
         let mut pairs = vec![("type", json!("message_end"))];
         if self.deltas {
             pairs.push(("messageId", json!(m.id)));

@@ -66,18 +66,41 @@ impl Formatter for GoFormatter {
     }
 }
 
-/// Appends an object and a newline to `out` in the given layout; the sorted layouts walk its
-/// keys in order without copying it.
-pub fn write_map(out: &mut Vec<u8>, m: &Map<String, Value>, layout: Layout) {
+/// Serializes `v` (a key, a value) in `layout` onto `out`.
+fn write_value<T: Serialize + ?Sized>(out: &mut Vec<u8>, v: &T, layout: Layout) {
     let result = match layout {
-        Layout::Compact | Layout::Spaced => return write_line(out, m, layout),
-        Layout::Sorted => {
-            SortedMap(m).serialize(&mut serde_json::Serializer::with_formatter(&mut *out, CompactFormatter))
-        }
-        Layout::Go => SortedMap(m).serialize(&mut serde_json::Serializer::with_formatter(&mut *out, GoFormatter)),
+        Layout::Compact => v.serialize(&mut serde_json::Serializer::with_formatter(&mut *out, CompactFormatter)),
+        Layout::Spaced => v.serialize(&mut serde_json::Serializer::with_formatter(&mut *out, SpacedFormatter)),
+        Layout::Sorted => v.serialize(&mut serde_json::Serializer::with_formatter(&mut *out, CompactFormatter)),
+        Layout::Go => v.serialize(&mut serde_json::Serializer::with_formatter(&mut *out, GoFormatter)),
     };
     debug_assert!(result.is_ok());
-    out.push(b'\n');
+}
+
+/// Appends an object given as (key, value) pairs, and a newline, in the given layout: pairs in
+/// order, or sorted by key (and nested objects too) for the sorted layouts.
+pub fn write_pairs<V: std::borrow::Borrow<Value>>(out: &mut Vec<u8>, pairs: &[(&str, V)], layout: Layout) {
+    let sorted = matches!(layout, Layout::Sorted | Layout::Go);
+    let mut order: Vec<usize> = (0..pairs.len()).collect();
+    if sorted {
+        order.sort_unstable_by_key(|&i| pairs[i].0);
+    }
+    let (comma, colon): (&[u8], &[u8]) = if layout == Layout::Spaced { (b", ", b": ") } else { (b",", b":") };
+    out.push(b'{');
+    for (n, &i) in order.iter().enumerate() {
+        if n > 0 {
+            out.extend_from_slice(comma);
+        }
+        let (k, v) = (&pairs[i].0, pairs[i].1.borrow());
+        write_value(out, *k, layout);
+        out.extend_from_slice(colon);
+        if sorted {
+            write_value(out, &SortedRef(v), layout);
+        } else {
+            write_value(out, v, layout);
+        }
+    }
+    out.extend_from_slice(b"}\n");
 }
 
 struct SortedMap<'a>(&'a Map<String, Value>);

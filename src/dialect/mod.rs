@@ -3,6 +3,8 @@
 //! ([`crate::event`]). Adding a dialect touches its folder, this file and its contract in
 //! `mappings/`.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 use strum::IntoEnumIterator;
 
@@ -295,27 +297,46 @@ pub(crate) fn whole_line(kind: String, rest: Map<String, Value>) -> Value {
     Value::Object(m)
 }
 
+/// An output line in the making: its members in order, values owned or borrowed from the
+/// record. Written straight to bytes, without building a map.
+pub(crate) struct Line<'a> {
+    pairs: Vec<(&'a str, Cow<'a, Value>)>,
+}
+
+impl Line<'_> {
+    pub(crate) fn write(&self, out: &mut Vec<u8>, layout: crate::json::Layout) {
+        crate::json::write_pairs(out, &self.pairs, layout);
+    }
+}
+
 /// Builds an output line of `contract`'s dialect: its kind member, then `fields` in order,
 /// then the members of the source line that the model had no field for (`extra`, given only
 /// when the source is the same dialect). An extra member takes the place of a written one only
 /// when the contract accepts its value there: it restores what the source said (an unknown
 /// status word, say), but never makes a line the contract forbids (a null where an id must be,
 /// a count that is not digits).
-pub(crate) fn build_line(
-    contract: &crate::contract::Contract,
-    kind: &str,
-    fields: Vec<(&str, Value)>,
-    extra: Option<&Fields>,
-) -> Map<String, Value> {
-    let mut m = Map::with_capacity(fields.len() + 1);
-    m.insert(contract.type_field.clone(), Value::String(kind.into()));
+pub(crate) fn build_line<'a>(
+    contract: &'a crate::contract::Contract,
+    kind: &'a str,
+    fields: Vec<(&'a str, Value)>,
+    extra: Option<&'a Fields>,
+) -> Line<'a> {
+    let mut pairs: Vec<(&'a str, Cow<'a, Value>)> = Vec::with_capacity(fields.len() + 1 + extra.map_or(0, Map::len));
+    pairs.push((contract.type_field.as_str(), Cow::Owned(Value::String(kind.into()))));
+    let put = |pairs: &mut Vec<(&'a str, Cow<'a, Value>)>, k: &'a str, v: Cow<'a, Value>| match pairs
+        .iter_mut()
+        .find(|p| p.0 == k)
+    {
+        Some(p) => p.1 = v,
+        None => pairs.push((k, v)),
+    };
     for (k, v) in fields {
-        m.insert(k.into(), v);
+        put(&mut pairs, k, Cow::Owned(v));
     }
     for (k, v) in extra.into_iter().flatten() {
         if contract.accepts(kind, k, v) {
-            m.insert(k.clone(), v.clone());
+            put(&mut pairs, k.as_str(), Cow::Borrowed(v));
         }
     }
-    m
+    Line { pairs }
 }

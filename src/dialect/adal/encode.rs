@@ -56,7 +56,7 @@ impl Default for Encoder {
 /// Writes a line: `type` first, the fields in order, then the source line's unknown members
 /// when it was read from adal itself.
 fn emit(sink: &mut Sink<'_>, kind: &str, fields: Vec<(&str, Value)>, extra: Option<&Fields>) {
-    write_line(sink.out, &build_line(Dialect::Adal.contract(), kind, fields, extra), Layout::Compact);
+    build_line(Dialect::Adal.contract(), kind, fields, extra).write(sink.out, Layout::Compact);
 }
 
 /// adal's `args` is an object. Arguments that hold one are written as it; anything else

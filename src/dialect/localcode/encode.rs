@@ -1,7 +1,7 @@
 use serde_json::{Map, Value};
 
 use crate::contract::Contract;
-use crate::dialect::{build_line, Dialect, Encode, Record, Sink};
+use crate::dialect::{build_line, Dialect, Encode, Line, Record, Sink};
 use crate::event::{Basis, Event, ToolStatus};
 use crate::json::{char_len, cut_chars, split_chars, write_line, Layout};
 use crate::normalize::Context;
@@ -43,12 +43,12 @@ impl Default for Encoder {
 
 /// Builds a line: `type` first, the fields in the given order, then (for records read from
 /// localcode itself) the members the model had no field for.
-fn line(kind: &str, fields: Vec<(&str, Value)>, rec: &Record) -> Map<String, Value> {
+fn line<'a>(kind: &'a str, fields: Vec<(&'a str, Value)>, rec: &'a Record) -> Line<'a> {
     build_line(Dialect::Localcode.contract(), kind, fields, (rec.origin == Dialect::Localcode).then_some(&rec.extra))
 }
 
-fn emit(sink: &mut Sink<'_>, m: &Map<String, Value>) {
-    write_line(sink.out, m, Layout::Spaced);
+fn emit(sink: &mut Sink<'_>, l: &Line<'_>) {
+    l.write(sink.out, Layout::Spaced);
 }
 
 fn s(x: impl Into<String>) -> Value {

@@ -5,7 +5,7 @@ use super::{other_stop, SCHEMA_VERSION};
 use crate::contract::Contract;
 use crate::dialect::{build_line, Dialect, Encode, Record, Sink};
 use crate::event::{Basis, Event, Fields, Outcome, Scope, Summary, SummaryCall, Terminal, Tokens, ToolStatus};
-use crate::json::{write_line, write_map, Layout};
+use crate::json::{write_line, Layout};
 use crate::normalize::Context;
 use crate::report::Fate;
 
@@ -45,7 +45,7 @@ impl Default for Encoder {
 fn emit(sink: &mut Sink<'_>, kind: &str, fields: Vec<(&str, Value)>, extra: Option<&Fields>) {
     let mut all = vec![("schema_version", Value::from(SCHEMA_VERSION))];
     all.extend(fields);
-    write_map(sink.out, &build_line(Dialect::Loom.contract(), kind, all, extra), Layout::Sorted);
+    build_line(Dialect::Loom.contract(), kind, all, extra).write(sink.out, Layout::Sorted);
 }
 
 /// Pushes `key` when the value is known: loom writes no null and no made-up zero.

@@ -5,7 +5,7 @@ use serde_json::Value;
 use crate::contract::Contract;
 use crate::dialect::{build_line, Dialect, Encode, Record, Sink};
 use crate::event::{Arguments, Event, Fields, Outcome, Phase, Session, ToolStatus};
-use crate::json::{write_line, write_map, Layout};
+use crate::json::{write_line, Layout};
 use crate::normalize::Context;
 use crate::report::Fate;
 
@@ -88,7 +88,7 @@ impl Encoder {
             all.push(("turn_id", s(self.turn_id.clone().or_else(|| self.last_turn_id.clone()).unwrap_or_default())));
         }
         all.extend(fields);
-        write_map(sink.out, &build_line(self.contract, kind, all, extra), Layout::Go);
+        build_line(self.contract, kind, all, extra).write(sink.out, Layout::Go);
     }
 
     /// `session_configured` comes first; made from what the run says of its session where the

@@ -41,6 +41,7 @@ pub struct RunSummary {
     pub final_text: String,
     pub final_text_cut: bool,
     pub session_id: Option<String>,
+    pub run_id: Option<String>,
     pub models: Vec<String>,
     pub turns: u64,
     pub rounds: u64,
@@ -68,7 +69,12 @@ impl RunSummary {
         m.insert("dialect".into(), json!(self.dialect.map(Dialect::name)));
         m.insert("outcome".into(), json!(self.outcome.map(Outcome::name)));
         m.insert("exit_status".into(), json!(self.exit_status));
-        for (k, v) in [("reason", &self.reason), ("error", &self.error), ("session_id", &self.session_id)] {
+        for (k, v) in [
+            ("reason", &self.reason),
+            ("error", &self.error),
+            ("session_id", &self.session_id),
+            ("run_id", &self.run_id),
+        ] {
             if let Some(v) = v {
                 m.insert(k.into(), json!(v));
             }
@@ -160,7 +166,10 @@ impl Encode for Gather {
                 {
                     let mut s = self.s.borrow_mut();
                     if s.session_id.is_none() {
-                        s.session_id = x.id.clone().or_else(|| x.run_id.clone());
+                        s.session_id = x.id.clone();
+                    }
+                    if s.run_id.is_none() {
+                        s.run_id = x.run_id.clone();
                     }
                 }
                 self.model(x.model.as_ref());
@@ -211,6 +220,12 @@ impl Encode for Gather {
                 });
                 if s.session_id.is_none() {
                     s.session_id = t.session_id.clone();
+                }
+                // wuu states its run id on the result only.
+                if let Some(Value::String(run)) =
+                    rec.extra.get("run_id").filter(|r| r.as_str().is_some_and(|r| !r.is_empty()))
+                {
+                    s.run_id.get_or_insert_with(|| run.clone());
                 }
                 let text = t.final_text.clone().unwrap_or_default();
                 let (head, cut) = crate::json::cut_chars(&text, if self.full { usize::MAX } else { FINAL_TEXT_CHARS });

@@ -40,6 +40,7 @@ fn a_summary_counts_tools_turns_and_problems() {
     assert_eq!(s.tokens.cache_read, Some(2900));
     assert_eq!(s.tokens_basis, vec!["cumulative"]);
     assert_eq!(s.session_id.as_deref(), Some("thread-9f2c"));
+    assert_eq!(s.run_id.as_deref(), Some("run-41"));
     assert_eq!(s.models, vec!["gpt-5.1-codex"]);
     assert!(s.problems.is_empty());
 

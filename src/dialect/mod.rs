@@ -211,6 +211,15 @@ pub trait Encode {
     }
 }
 
+/// Whether `kind` is a record kind of `dialect`'s contract and of no other agent's (canonical
+/// aside: its lines carry `v`). A line of such a kind belongs to that dialect; the kinds
+/// several agents share (`result`, `error`, `tool_result`...) need a closer look, which each
+/// dialect's `sniff` takes.
+pub(crate) fn own_kind(dialect: Dialect, kind: &str) -> bool {
+    dialect.contract().kinds.contains_key(kind)
+        && Dialect::all().all(|d| d == dialect || d == Dialect::Canonical || !d.contract().kinds.contains_key(kind))
+}
+
 /// How surely a line belongs to a dialect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Sniff {

@@ -16,14 +16,14 @@ pub use encode::Encoder;
 
 use serde_json::{Map, Value};
 
-use crate::dialect::Sniff;
+use crate::dialect::{own_kind, Dialect, Sniff};
 
 pub fn sniff(line: &Map<String, Value>) -> Sniff {
     let Some(kind) = line.get("type").and_then(Value::as_str) else {
         return Sniff::No;
     };
     match kind {
-        "answer" | "complete" | "permission_denied" => Sniff::Yes,
+        k if own_kind(Dialect::Adal, k) => Sniff::Yes,
         "tool_call" if line.contains_key("args") || line.contains_key("id") => Sniff::Yes,
         "tool_result" if !line.contains_key("index") && (line.contains_key("id") || line.contains_key("status")) => {
             Sniff::Yes

@@ -20,35 +20,14 @@ pub use encode::Encoder;
 
 use serde_json::{Map, Value};
 
-use crate::dialect::Sniff;
-
-/// Kinds only base-context writes.
-const OWN_KINDS: &[&str] = &[
-    "agent_start",
-    "agent_end",
-    "turn_start",
-    "message_start",
-    "message_update",
-    "message_end",
-    "tool_execution_start",
-    "tool_execution_update",
-    "tool_execution_end",
-    "compaction_start",
-    "compaction_end",
-    "auto_compaction_start",
-    "auto_compaction_end",
-    "auto_retry_start",
-    "auto_retry_end",
-    "session_action_update",
-];
+use crate::dialect::{own_kind, Dialect, Sniff};
 
 pub fn sniff(line: &Map<String, Value>) -> Sniff {
     let Some(kind) = line.get("type").and_then(Value::as_str) else {
         return Sniff::No;
     };
     match kind {
-        k if OWN_KINDS.contains(&k) => Sniff::Yes,
-        "session" if line.contains_key("version") || line.contains_key("cwd") => Sniff::Yes,
+        k if own_kind(Dialect::BaseContext, k) => Sniff::Yes,
         "turn_end" if line.contains_key("message") || line.contains_key("toolResults") => Sniff::Yes,
         _ => Sniff::No,
     }

@@ -21,33 +21,14 @@ pub use encode::Encoder;
 
 use serde_json::{Map, Value};
 
-use crate::dialect::Sniff;
-
-/// Kinds only localcode writes.
-const OWN_KINDS: &[&str] = &[
-    "thinking_start",
-    "thinking_chunk",
-    "thinking_peek",
-    "thinking_done",
-    "stage",
-    "stream_start",
-    "content",
-    "tool_preview",
-    "tool_start",
-    "turn_tokens",
-    "notice",
-    "done",
-    "run_start",
-    "round_start",
-    "round_end",
-];
+use crate::dialect::{own_kind, Dialect, Sniff};
 
 pub fn sniff(line: &Map<String, Value>) -> Sniff {
     let Some(kind) = line.get("type").and_then(Value::as_str) else {
         return Sniff::No;
     };
     match kind {
-        k if OWN_KINDS.contains(&k) => Sniff::Yes,
+        k if own_kind(Dialect::Localcode, k) => Sniff::Yes,
         "result"
             if line.contains_key("exit_code") || line.contains_key("final_text") || line.contains_key("tokens") =>
         {

@@ -18,44 +18,14 @@ pub use encode::Encoder;
 
 use serde_json::{Map, Value};
 
-use crate::dialect::Sniff;
-
-/// Kinds only wuu writes.
-const OWN_KINDS: &[&str] = &[
-    "session_configured",
-    "thread_started",
-    "thread_resumed",
-    "thread_forked",
-    "turn_started",
-    "agent_message_delta",
-    "agent_message_final",
-    "usage_updated",
-    "turn_completed",
-    "turn_failed",
-    "turn_interrupted",
-    "tool_started",
-    "tool_output_delta",
-    "tool_completed",
-    "tool_removed",
-    "command_started",
-    "command_output_delta",
-    "command_completed",
-    "command_removed",
-    "file_changed",
-    "subagent_started",
-    "subagent_updated",
-    "subagent_completed",
-    "todo_updated",
-    "provider_state",
-    "request_context",
-];
+use crate::dialect::{own_kind, Dialect, Sniff};
 
 pub fn sniff(line: &Map<String, Value>) -> Sniff {
     let Some(kind) = line.get("type").and_then(Value::as_str) else {
         return Sniff::No;
     };
     match kind {
-        k if OWN_KINDS.contains(&k) => Sniff::Yes,
+        k if own_kind(Dialect::Wuu, k) => Sniff::Yes,
         "result"
             if line.contains_key("final_message") || line.contains_key("thread_id") || line.contains_key("run_id") =>
         {

@@ -46,3 +46,6 @@ if command -v jq > /dev/null; then
     elif .type == "result" then ({type: "answer", content: .final_text}, {type: "complete", exit_code: .exit_code, session_id: null, model: null})
     else empty end'
 fi
+if command -v python3 > /dev/null; then
+  python3 scripts/latency.py "$BIN/agentgate" 500
+fi

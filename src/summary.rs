@@ -90,20 +90,7 @@ impl RunSummary {
         let by_name: Map<String, Value> =
             self.tools.iter().map(|(k, t)| (k.clone(), json!({"calls": t.calls, "failed": t.failed}))).collect();
         m.insert("tool_calls".into(), json!({"total": total.calls, "failed": total.failed, "by_name": by_name}));
-        let t = &self.tokens;
-        let mut tokens = Map::new();
-        for (k, v) in [
-            ("input", t.input),
-            ("cache_read", t.cache_read),
-            ("cache_write", t.cache_write),
-            ("output", t.output),
-            ("reasoning", t.reasoning),
-            ("total", t.total),
-        ] {
-            if let Some(v) = v {
-                tokens.insert(k.into(), json!(v));
-            }
-        }
+        let mut tokens = tokens_json(&self.tokens, false);
         if !self.tokens_basis.is_empty() {
             tokens.insert("basis".into(), json!(self.tokens_basis.join("+")));
         }
@@ -270,6 +257,24 @@ pub fn summarize<R: Read>(input: R, file: &str, from: Option<Dialect>, full: boo
     s
 }
 
+/// Token figures as a JSON object: the known ones, or every one with 0 for the unknown.
+fn tokens_json(t: &Tokens, zeros: bool) -> Map<String, Value> {
+    let mut m = Map::new();
+    for (k, v) in [
+        ("input", t.input),
+        ("cache_read", t.cache_read),
+        ("cache_write", t.cache_write),
+        ("output", t.output),
+        ("reasoning", t.reasoning),
+        ("total", t.total),
+    ] {
+        if let Some(v) = v.or(zeros.then_some(0)) {
+            m.insert(k.into(), json!(v));
+        }
+    }
+    m
+}
+
 /// Totals across runs: runs by outcome, by dialect and by model; tokens summed; tool calls by
 /// name with their failures.
 pub fn totals(runs: &[RunSummary]) -> Value {
@@ -293,17 +298,7 @@ pub fn totals(runs: &[RunSummary]) -> Value {
     }
     let tools: Map<String, Value> =
         tools.into_iter().map(|(k, t)| (k.to_string(), json!({"calls": t.calls, "failed": t.failed}))).collect();
-    let mut tok = Map::new();
-    for (k, v) in [
-        ("input", tokens.input),
-        ("cache_read", tokens.cache_read),
-        ("cache_write", tokens.cache_write),
-        ("output", tokens.output),
-        ("reasoning", tokens.reasoning),
-        ("total", tokens.total),
-    ] {
-        tok.insert(k.into(), json!(v.unwrap_or(0)));
-    }
+    let tok = tokens_json(&tokens, true);
     json!({"totals": {
         "runs": runs.len(),
         "by_outcome": by_outcome,

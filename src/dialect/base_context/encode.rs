@@ -413,11 +413,17 @@ impl Encoder {
             ("isError", json!(failed)),
             ("timestamp", json!(self.epoch_ms)),
         ]);
-        self.put(sink, obj(vec![("type", json!("message_start")), ("message", message.clone())]));
-        self.put(sink, obj(vec![("type", json!("message_end")), ("message", message.clone())]));
         self.round_results.push(message.clone());
-        self.loop_messages.push(message);
+        self.whole_message(sink, message);
         self.calls.remove(id);
+    }
+
+    /// A message that is not streamed (user, toolResult, custom): its start and end, and a place
+    /// in the loop's messages.
+    fn whole_message(&mut self, sink: &mut Sink<'_>, message: Value) {
+        self.put(sink, json!({"type": "message_start", "message": message}));
+        self.put(sink, json!({"type": "message_end", "message": message}));
+        self.loop_messages.push(message);
     }
 
     /// How the run ended, as the last assistant message says it: stop reason and error text.
@@ -488,9 +494,7 @@ impl Encode for Encoder {
                 self.ensure_round(ctx, sink);
                 let message =
                     json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": self.epoch_ms});
-                self.put(sink, json!({"type": "message_start", "message": message}));
-                self.put(sink, json!({"type": "message_end", "message": message}));
-                self.loop_messages.push(message);
+                self.whole_message(sink, message);
             }
             Event::ReasoningStart { .. } => {
                 self.block(ctx, sink, "thinking");
@@ -610,9 +614,7 @@ impl Encode for Encoder {
             Event::Notice { text } if !own || rec.extra.is_empty() => {
                 self.ensure_loop(ctx, sink);
                 let message = json!({"role": "custom", "customType": "notice", "content": text, "display": true, "timestamp": self.epoch_ms});
-                self.put(sink, json!({"type": "message_start", "message": message}));
-                self.put(sink, json!({"type": "message_end", "message": message}));
-                self.loop_messages.push(message);
+                self.whole_message(sink, message);
             }
             Event::Compaction { phase, reason, data } => {
                 self.ensure_header(ctx, sink, None, None, None);

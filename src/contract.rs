@@ -14,6 +14,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::event::Outcome;
+use crate::object::{Member, Object};
 
 /// The JSON type a field must have on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -196,10 +197,18 @@ impl Contract {
 
     /// Problems with the fields of a record of `kind` (presence, JSON types, limits), leaving
     /// key order and the kind itself aside: what a reader needs to take the record at all.
-    pub fn check_fields(&self, kind: &str, obj: &Map<String, Value>) -> Vec<String> {
+    pub fn check_fields(&self, kind: &str, obj: &Object<'_>) -> Vec<String> {
         let mut problems = Vec::new();
-        if let Some(spec) = self.kinds.get(kind) {
-            check_fields(&spec.fields, obj, kind, &mut problems);
+        let Some(spec) = self.kinds.get(kind) else { return problems };
+        for (name, field) in &spec.fields {
+            match obj.get(name) {
+                None if field.required => problems.push(format!("{kind}: missing required field \"{name}\"")),
+                None => {}
+                Some(m) if field.nullable && m.is_null() => {}
+                // The JSON type alone settles it: no need to build the value.
+                Some(Member::Raw(r)) if field.fields.is_none() && raw_fits(field, r.get()) => {}
+                Some(m) => check_field(name, field, &m.to_value(), kind, &mut problems),
+            }
         }
         problems
     }
@@ -257,16 +266,39 @@ fn check_fields(fields: &IndexMap<String, Field>, obj: &Map<String, Value>, kind
         match obj.get(name) {
             None if field.required => problems.push(format!("{kind}: missing required field \"{name}\"")),
             None => {}
-            Some(Value::Null) if field.nullable => {}
-            Some(v) => {
-                if let Err(why) = check_value(field, v) {
-                    problems.push(format!("{kind}.{name}: {why}"));
-                }
-                if let (Some(sub), Some(o)) = (&field.fields, v.as_object()) {
-                    check_fields(sub, o, &format!("{kind}.{name}"), problems);
-                }
-            }
+            Some(v) => check_field(name, field, v, kind, problems),
         }
+    }
+}
+
+/// Checks one present field's value, and the fields of its object where the contract lists them.
+fn check_field(name: &str, field: &Field, v: &Value, kind: &str, problems: &mut Vec<String>) {
+    if v.is_null() && field.nullable {
+        return;
+    }
+    if let Err(why) = check_value(field, v) {
+        problems.push(format!("{kind}.{name}: {why}"));
+    }
+    if let (Some(sub), Some(o)) = (&field.fields, v.as_object()) {
+        check_fields(sub, o, &format!("{kind}.{name}"), problems);
+    }
+}
+
+/// Whether a raw JSON value surely fits `field`, from its first bytes: strings only where any
+/// string will do, integers short enough to be one. `false` means: look closer.
+fn raw_fits(field: &Field, text: &str) -> bool {
+    let first = text.as_bytes().first().copied().unwrap_or(b'n');
+    match field.ty {
+        FieldType::String => first == b'"' && field.max_chars.is_none(),
+        FieldType::Integer => {
+            text.len() < 19 && text.bytes().enumerate().all(|(i, b)| b.is_ascii_digit() || (i == 0 && b == b'-'))
+        }
+        FieldType::Number => first == b'-' || first.is_ascii_digit(),
+        FieldType::Boolean => text == "true" || text == "false",
+        FieldType::Object => first == b'{',
+        FieldType::Array => first == b'[',
+        FieldType::Any => first != b'n',
+        FieldType::Digits | FieldType::IntString | FieldType::BoolString => false,
     }
 }
 

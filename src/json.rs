@@ -183,21 +183,6 @@ pub fn write_line(out: &mut Vec<u8>, value: &impl Serialize, layout: Layout) {
     out.push(b'\n');
 }
 
-/// Takes member `key` out of `m` as a string. A number or boolean is taken as its JSON text;
-/// null or absence is `None`.
-pub fn take_str(m: &mut Map<String, Value>, key: &str) -> Option<String> {
-    match m.shift_remove(key)? {
-        Value::String(s) => Some(s),
-        Value::Null => None,
-        other @ (Value::Number(_) | Value::Bool(_)) => Some(other.to_string()),
-        other => {
-            // Not a scalar: put it back so it is kept as an unknown field rather than lost.
-            m.insert(key.to_string(), other);
-            None
-        }
-    }
-}
-
 /// A count that one dialect writes as an integer and another as a string of digits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Count {
@@ -215,50 +200,6 @@ pub fn count(v: &Value) -> Count {
         Value::Null => Count::Absent,
         _ => Count::Invalid,
     }
-}
-
-/// Takes a count out of `m`; an invalid one stays in `m` (so it is kept, not lost) and reads
-/// as `None`.
-pub fn take_count(m: &mut Map<String, Value>, key: &str) -> Option<u64> {
-    let c = m.get(key).map_or(Count::Absent, count);
-    match c {
-        Count::Value(n) => {
-            m.shift_remove(key);
-            Some(n)
-        }
-        Count::Absent => {
-            m.shift_remove(key);
-            None
-        }
-        Count::Invalid => None,
-    }
-}
-
-/// Takes a signed integer written as a number or a string.
-pub fn take_int(m: &mut Map<String, Value>, key: &str) -> Option<i64> {
-    let n = match m.get(key)? {
-        Value::Number(n) => n.as_i64(),
-        Value::String(s) => s.trim().parse().ok(),
-        _ => None,
-    };
-    if n.is_some() {
-        m.shift_remove(key);
-    }
-    n
-}
-
-/// Takes a boolean written as `true`/`false` or as the strings `"true"`/`"false"`.
-pub fn take_bool(m: &mut Map<String, Value>, key: &str) -> Option<bool> {
-    let b = match m.get(key)? {
-        Value::Bool(b) => Some(*b),
-        Value::String(s) if s.eq_ignore_ascii_case("true") => Some(true),
-        Value::String(s) if s.eq_ignore_ascii_case("false") => Some(false),
-        _ => None,
-    };
-    if b.is_some() {
-        m.shift_remove(key);
-    }
-    b
 }
 
 /// The first `max` characters (Unicode scalar values, as Python counts them) of `s`, cut on a

@@ -35,6 +35,7 @@ pub mod event;
 pub mod framing;
 pub mod json;
 pub mod normalize;
+pub mod object;
 pub mod pipeline;
 pub mod report;
 pub mod summary;

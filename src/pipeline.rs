@@ -8,13 +8,14 @@
 use std::fmt;
 use std::io::{self, Read, Write};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::contract::StreamCheck;
 use crate::dialect::{Decode, Decoded, Detector, Dialect, Encode, EncodeOptions, Sink, Sniff};
 use crate::event::Event;
 use crate::framing::{Frame, Lines, DEFAULT_MAX_LINE_BYTES};
 use crate::normalize::Normalizer;
+use crate::object::{NotObject, Object};
 use crate::report::{Fate, Report};
 
 /// How many lines auto-detection may look at before it gives up.
@@ -119,18 +120,19 @@ pub fn translate_ending<R: Read, W: Write>(
     let mut stopped = None;
 
     // With --from auto, lines are held until the dialect is known, then replayed.
-    let mut held: Vec<(u64, Held)> = Vec::new();
+    let mut held: Vec<(u64, Framed, String)> = Vec::new();
     let mut source = opts.from;
     if source.is_none() {
         let mut detector = Detector::default();
         while source.is_none() && held.len() < DETECT_LINES {
             match lines.next_frame() {
                 Ok(Some((n, frame))) => {
-                    let h = Held::from(frame);
-                    if let Held::Object(m) = &h {
-                        source = detector.feed(m);
+                    let mut text = String::new();
+                    let f = Framed::new(frame, &mut text);
+                    if let (Framed::Text, Ok(Value::Object(m))) = (&f, serde_json::from_str::<Value>(&text)) {
+                        source = detector.feed(&m);
                     }
-                    held.push((n, h));
+                    held.push((n, f, text));
                 }
                 Ok(None) => break,
                 Err(e) => {
@@ -143,7 +145,7 @@ pub fn translate_ending<R: Read, W: Write>(
             source = match detector.finish() {
                 Ok(d) => Some(d),
                 // Nothing but blank lines: any decoder reads that.
-                Err(_) if held.iter().all(|(_, h)| matches!(h, Held::Blank)) => Some(opts.to),
+                Err(_) if held.iter().all(|(_, f, _)| matches!(f, Framed::Blank)) => Some(opts.to),
                 Err(why) => {
                     diag(Diagnostic { line: 0, message: format!("cannot tell the input's dialect: {why}") });
                     stopped = Some(Stop::Undetected(why));
@@ -154,15 +156,18 @@ pub fn translate_ending<R: Read, W: Write>(
     }
 
     let mut run = Run::new(opts, source, encoder);
-    for (n, h) in held {
+    for (n, f, text) in held {
         if stopped.is_none() {
-            stopped = run.line(n, h, &lines, diag);
+            stopped = run.line(n, f.held(&text), &lines, diag);
         }
     }
     run.flush(output, lines.would_wait())?;
+    // Each line is copied out of the reader's buffer into this one, so that the decoder can
+    // borrow from it while the reader is asked for its digest.
+    let mut text = String::new();
     while stopped.is_none() {
-        let (n, h) = match lines.next_frame() {
-            Ok(Some((n, frame))) => (n, Held::from(frame)),
+        let (n, f) = match lines.next_frame() {
+            Ok(Some((n, frame))) => (n, Framed::new(frame, &mut text)),
             Ok(None) => break,
             Err(e) => {
                 diag(Diagnostic { line: lines.number() + 1, message: format!("cannot read the input: {e}") });
@@ -170,7 +175,7 @@ pub fn translate_ending<R: Read, W: Write>(
                 break;
             }
         };
-        stopped = run.line(n, h, &lines, diag);
+        stopped = run.line(n, f.held(&text), &lines, diag);
         run.flush(output, lines.would_wait())?;
     }
 
@@ -212,7 +217,7 @@ impl<'o> Run<'o> {
     }
 
     /// Translates one line; `Some` when the stream must stop here.
-    fn line<R: Read>(&mut self, n: u64, h: Held, lines: &Lines<R>, diag: &mut dyn FnMut(Diagnostic)) -> Option<Stop> {
+    fn line<R: Read>(&mut self, n: u64, h: Held<'_>, lines: &Lines<R>, diag: &mut dyn FnMut(Diagnostic)) -> Option<Stop> {
         self.report.lines += 1;
         let mut bad = |report: &mut Report, message: String| {
             report.bad += 1;
@@ -338,39 +343,48 @@ impl<'o> Run<'o> {
     }
 }
 
-/// A framed line, parsed as far as framing and JSON go.
-enum Held {
+/// A framed line, its text (if any) copied out to a buffer of the caller's.
+enum Framed {
     Blank,
-    Object(Map<String, Value>),
+    Text,
     Bad(String),
 }
 
-impl From<Frame<'_>> for Held {
-    fn from(f: Frame<'_>) -> Self {
+impl Framed {
+    fn new(f: Frame<'_>, text: &mut String) -> Self {
         match f {
-            Frame::Blank => Held::Blank,
+            Frame::Blank => Framed::Blank,
             Frame::TooLong(n) => {
-                Held::Bad(format!("line is {n} bytes, longer than the limit; skipped (see --max-line-bytes)"))
+                Framed::Bad(format!("line is {n} bytes, longer than the limit; skipped (see --max-line-bytes)"))
             }
-            Frame::NotUtf8(at) => Held::Bad(format!("not valid UTF-8 (bad byte at offset {at})")),
-            Frame::Text(s) => match serde_json::from_str::<Value>(s) {
-                Ok(Value::Object(m)) => Held::Object(m),
-                Ok(other) => Held::Bad(format!("JSON {}, not an object", kind_of(&other))),
+            Frame::NotUtf8(at) => Framed::Bad(format!("not valid UTF-8 (bad byte at offset {at})")),
+            Frame::Text(s) => {
+                text.clear();
+                text.push_str(s);
+                Framed::Text
+            }
+        }
+    }
+
+    /// The line parsed as far as JSON goes: its members, borrowed from `text`.
+    fn held(self, text: &str) -> Held<'_> {
+        match self {
+            Framed::Blank => Held::Blank,
+            Framed::Bad(why) => Held::Bad(why),
+            Framed::Text => match Object::parse(text) {
+                Ok(Ok(m)) => Held::Object(m),
+                Ok(Err(NotObject(kind))) => Held::Bad(format!("JSON {kind}, not an object")),
                 Err(e) => Held::Bad(format!("not JSON: {e}")),
             },
         }
     }
 }
 
-fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
+/// A framed line, parsed as far as framing and JSON go.
+enum Held<'a> {
+    Blank,
+    Object(Object<'a>),
+    Bad(String),
 }
 
 /// Translates a whole stream held in memory; for tests, benchmarks and small inputs.
@@ -389,10 +403,12 @@ pub fn detect<R: Read>(input: R) -> Result<Dialect, String> {
     while seen < DETECT_LINES {
         let frame = lines.next_frame().map_err(|e| format!("cannot read the input: {e}"))?;
         let Some((_, frame)) = frame else { break };
-        if let Held::Object(m) = Held::from(frame) {
-            seen += 1;
-            if let Some(d) = detector.feed(&m) {
-                return Ok(d);
+        if let Frame::Text(text) = frame {
+            if let Ok(Value::Object(m)) = serde_json::from_str::<Value>(text) {
+                seen += 1;
+                if let Some(d) = detector.feed(&m) {
+                    return Ok(d);
+                }
             }
         }
     }

@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 use strum::IntoEnumIterator;
 
 use crate::event::{Event, Fields};
+use crate::object::Object;
 use crate::normalize::Context;
 use crate::report::{Fate, Report};
 
@@ -175,7 +176,7 @@ impl Decoded {
 pub trait Decode {
     /// Decodes one line (already parsed as a JSON object), adding at least one record, or
     /// folding it into what earlier lines said.
-    fn decode(&mut self, line: Map<String, Value>, out: &mut Decoded) -> Result<(), LineError>;
+    fn decode(&mut self, line: Object<'_>, out: &mut Decoded) -> Result<(), LineError>;
 
     /// The input ended. A dialect without an in-stream terminal record (base-context) says here
     /// how the run ended, from what it read.
@@ -280,29 +281,31 @@ impl Detector {
 }
 
 /// Takes the `type` member of a line, or says it is missing.
-pub(crate) fn take_type(line: &mut Map<String, Value>) -> Result<String, LineError> {
+pub(crate) fn take_type(line: &mut Object<'_>) -> Result<String, LineError> {
     take_kind(line, "type")
 }
 
 /// Takes the member naming a line's kind (`type`, or loom's `kind`), or says it is missing.
-pub(crate) fn take_kind(line: &mut Map<String, Value>, field: &str) -> Result<String, LineError> {
-    match line.shift_remove(field) {
-        Some(Value::String(t)) => Ok(t),
-        Some(other) => {
-            let e = LineError::bad(format!("\"{field}\" is {other}, not a string"));
-            line.insert(field.into(), other);
-            Err(e)
+pub(crate) fn take_kind(line: &mut Object<'_>, field: &str) -> Result<String, LineError> {
+    let Some(member) = line.get(field) else {
+        return Err(LineError::bad(format!("object without a \"{field}\" member")));
+    };
+    match member.as_str() {
+        Some(t) => {
+            let t = t.into_owned();
+            line.remove(field);
+            Ok(t)
         }
-        None => Err(LineError::bad(format!("object without a \"{field}\" member"))),
+        None => Err(LineError::bad(format!("\"{field}\" is {}, not a string", member.to_value()))),
     }
 }
 
 /// Rebuilds a whole line from its `type` and the members left after taking it, `type` first:
 /// the line of an extension event, kept as it came.
-pub(crate) fn whole_line(kind: String, rest: Map<String, Value>) -> Value {
+pub(crate) fn whole_line(kind: String, rest: Object<'_>) -> Value {
     let mut m = Map::with_capacity(rest.len() + 1);
     m.insert("type".into(), Value::String(kind));
-    m.extend(rest);
+    m.extend(rest.into_fields());
     Value::Object(m)
 }
 

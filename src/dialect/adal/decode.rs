@@ -1,9 +1,9 @@
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::contract::Contract;
 use crate::dialect::{take_type, Decode, Decoded, Dialect, LineError, Record};
 use crate::event::{Arguments, Denial, Event, Outcome, Terminal, ToolCall, ToolResult, ToolStatus};
-use crate::json::{take_int, take_str};
+use crate::object::Object;
 
 pub struct Decoder {
     contract: &'static Contract,
@@ -21,7 +21,7 @@ impl Default for Decoder {
     }
 }
 
-fn args(m: &mut Map<String, Value>) -> Arguments {
+fn args(m: &mut Object<'_>) -> Arguments {
     match m.shift_remove("args") {
         Some(Value::Null) | None => Arguments::default(),
         Some(v) => Arguments::value(v),
@@ -29,20 +29,20 @@ fn args(m: &mut Map<String, Value>) -> Arguments {
 }
 
 impl Decode for Decoder {
-    fn decode(&mut self, mut m: Map<String, Value>, out: &mut Decoded) -> Result<(), LineError> {
+    fn decode(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
         let kind = take_type(&mut m)?;
         let event = match kind.as_str() {
             "tool_call" => Event::ToolCall(ToolCall {
-                id: take_str(&mut m, "id"),
+                id: m.take_str("id"),
                 index: None,
-                name: take_str(&mut m, "name").unwrap_or_default(),
+                name: m.take_str("name").unwrap_or_default(),
                 arguments: args(&mut m),
             }),
             "tool_result" => {
-                let id = take_str(&mut m, "id");
-                let name = take_str(&mut m, "name");
+                let id = m.take_str("id");
+                let name = m.take_str("name");
                 // Unknown status words stay in `extra`, so adal to adal writes them back.
-                let status = match m.get("status").and_then(Value::as_str) {
+                let status = match m.get_str("status").as_deref() {
                     None => ToolStatus::Completed,
                     Some(word) => {
                         match self.contract.decode.get("tool_status").and_then(|t| t.get(word)).and_then(Value::as_str)
@@ -56,7 +56,7 @@ impl Decode for Decoder {
                         }
                     }
                 };
-                let output = take_str(&mut m, "output");
+                let output = m.take_str("output");
                 Event::ToolResult(ToolResult {
                     id,
                     index: None,
@@ -68,15 +68,15 @@ impl Decode for Decoder {
                 })
             }
             "permission_denied" => Event::PermissionDenied(Denial {
-                id: take_str(&mut m, "id"),
-                name: take_str(&mut m, "name").unwrap_or_default(),
+                id: m.take_str("id"),
+                name: m.take_str("name").unwrap_or_default(),
                 arguments: args(&mut m),
-                reason: take_str(&mut m, "reason"),
+                reason: m.take_str("reason"),
             }),
-            "answer" => Event::FinalAnswer { text: take_str(&mut m, "content").unwrap_or_default() },
-            "error" => Event::Error { message: take_str(&mut m, "message").unwrap_or_default(), fatal: false },
+            "answer" => Event::FinalAnswer { text: m.take_str("content").unwrap_or_default() },
+            "error" => Event::Error { message: m.take_str("message").unwrap_or_default(), fatal: false },
             "complete" => {
-                let code = take_int(&mut m, "exit_code");
+                let code = m.take_int("exit_code");
                 let outcome = code.and_then(|c| self.contract.decode_outcome("exit_code", &c.to_string()));
                 let mut t = Terminal::new(outcome.unwrap_or(Outcome::Incomplete));
                 if outcome.is_none() {
@@ -92,8 +92,8 @@ impl Decode for Decoder {
                     });
                 }
                 t.exit_code = code;
-                t.session_id = take_str(&mut m, "session_id");
-                t.model = take_str(&mut m, "model");
+                t.session_id = m.take_str("session_id");
+                t.model = m.take_str("model");
                 Event::Terminal(t)
             }
             _ => {
@@ -102,7 +102,7 @@ impl Decode for Decoder {
                 return Ok(());
             }
         };
-        out.push(Record::with_extra(Dialect::Adal, event, m));
+        out.push(Record::with_extra(Dialect::Adal, event, m.into_fields()));
         Ok(())
     }
 }

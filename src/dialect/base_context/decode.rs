@@ -5,10 +5,10 @@ use serde_json::{Map, Value};
 use super::content_text;
 use crate::dialect::{take_type, whole_line, Decode, Decoded, Dialect, LineError, Record};
 use crate::event::{
-    Arguments, Basis, Event, Fields, Outcome, Phase, Scope, Session, Terminal, Tokens, ToolCall, ToolDraft, ToolResult,
+    Arguments, Basis, Event, Outcome, Phase, Scope, Session, Terminal, Tokens, ToolCall, ToolDraft, ToolResult,
     ToolStatus, Usage,
 };
-use crate::json::{take_bool, take_count, take_str};
+use crate::object::Object;
 
 /// How the last agent loop ended, as far as the stream has said.
 #[derive(Debug, Clone, Default)]
@@ -166,17 +166,17 @@ impl Decoder {
 }
 
 impl Decode for Decoder {
-    fn decode(&mut self, mut m: Map<String, Value>, out: &mut Decoded) -> Result<(), LineError> {
+    fn decode(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
         let kind = take_type(&mut m)?;
         let event = match kind.as_str() {
             "session" => {
-                let id = take_str(&mut m, "id");
+                let id = m.take_str("id");
                 self.session_id.clone_from(&id);
                 Event::Session(Session {
                     id,
-                    cwd: take_str(&mut m, "cwd"),
-                    version: take_str(&mut m, "version"),
-                    timestamp: take_str(&mut m, "timestamp"),
+                    cwd: m.take_str("cwd"),
+                    version: m.take_str("version"),
+                    timestamp: m.take_str("timestamp"),
                     ..Session::default()
                 })
             }
@@ -217,7 +217,7 @@ impl Decode for Decoder {
             }
             "turn_start" => Event::RoundStart { id: None, index: None },
             "turn_end" => {
-                let stop = m.get("message").and_then(|x| x["stopReason"].as_str()).map(str::to_string);
+                let stop = m.get_value("message").and_then(|x| x["stopReason"].as_str().map(str::to_string));
                 // The turn's message and tool results repeat earlier events.
                 m.shift_remove("message");
                 m.shift_remove("toolResults");
@@ -263,7 +263,7 @@ impl Decode for Decoder {
                         }
                     }
                     _ => {
-                        let line = whole_line(kind, Map::from_iter([("assistantMessageEvent".to_string(), ev)]));
+                        let line = whole_line(kind, Object::from(Map::from_iter([("assistantMessageEvent".to_string(), ev)])));
                         out.push(own(Event::Extension { line }));
                     }
                 }
@@ -295,7 +295,7 @@ impl Decode for Decoder {
                         out.push(own(Event::Notice { text }));
                     }
                     _ => {
-                        m.insert("message".into(), message);
+                        m.insert("message", message);
                         out.push(own(Event::Extension { line: whole_line(kind, m) }));
                         return Ok(());
                     }
@@ -306,7 +306,7 @@ impl Decode for Decoder {
                 return Ok(());
             }
             "tool_execution_start" => {
-                let call = serde_json::json!({"id": m.get("toolCallId"), "name": m.get("toolName"), "arguments": m.get("args")});
+                let call = serde_json::json!({"id": m.get_value("toolCallId"), "name": m.get_value("toolName"), "arguments": m.get_value("args")});
                 self.tool_call(&call, out);
                 if out.records.is_empty() {
                     out.fold();
@@ -319,16 +319,16 @@ impl Decode for Decoder {
                 m.shift_remove("args");
                 let partial = m.shift_remove("partialResult").unwrap_or(Value::Null);
                 Event::ToolOutput {
-                    id: take_str(&mut m, "toolCallId"),
+                    id: m.take_str("toolCallId"),
                     text: content_text(&partial["content"]),
                     accumulated: true,
                 }
             }
             "tool_execution_end" => {
-                let id = take_str(&mut m, "toolCallId").unwrap_or_default();
-                let name = take_str(&mut m, "toolName");
-                let failed = take_bool(&mut m, "isError").unwrap_or(false);
-                let output = m.get("result").map(|r| content_text(&r["content"])).unwrap_or_default();
+                let id = m.take_str("toolCallId").unwrap_or_default();
+                let name = m.take_str("toolName");
+                let failed = m.take_bool("isError").unwrap_or(false);
+                let output = m.get_value("result").map(|r| content_text(&r["content"])).unwrap_or_default();
                 if !self.tool_result(id, name, failed, output, out) {
                     out.fold();
                 }
@@ -336,47 +336,47 @@ impl Decode for Decoder {
             }
             "compaction_start" | "auto_compaction_start" => Event::Compaction {
                 phase: Phase::Start,
-                reason: take_str(&mut m, "reason"),
-                data: std::mem::take(&mut m),
+                reason: m.take_str("reason"),
+                data: std::mem::take(&mut m).into_fields(),
             },
             "compaction_end" | "auto_compaction_end" => {
-                let error = m.get("errorMessage").and_then(Value::as_str).map(str::to_string);
-                let retrying = m.get("willRetry").and_then(Value::as_bool).unwrap_or(false);
+                let error = m.get_str("errorMessage").map(|e| e.into_owned());
+                let retrying = m.get_value("willRetry").and_then(|v| v.as_bool()).unwrap_or(false);
                 if let (Some(e), false) = (error, retrying) {
                     self.ending.failure = Some(format!("compaction failed: {e}"));
                 }
                 Event::Compaction {
                     phase: Phase::End,
-                    reason: take_str(&mut m, "reason"),
-                    data: std::mem::take(&mut m),
+                    reason: m.take_str("reason"),
+                    data: std::mem::take(&mut m).into_fields(),
                 }
             }
             "auto_retry_start" => {
                 self.retry_pending = true;
                 Event::Retry {
                     phase: Phase::Start,
-                    attempt: take_count(&mut m, "attempt"),
-                    max_attempts: take_count(&mut m, "maxAttempts"),
-                    delay_ms: take_count(&mut m, "delayMs"),
-                    error: take_str(&mut m, "errorMessage"),
+                    attempt: m.take_count("attempt"),
+                    max_attempts: m.take_count("maxAttempts"),
+                    delay_ms: m.take_count("delayMs"),
+                    error: m.take_str("errorMessage"),
                     success: None,
                 }
             }
             "auto_retry_end" => Event::Retry {
                 phase: Phase::End,
-                attempt: take_count(&mut m, "attempt"),
+                attempt: m.take_count("attempt"),
                 max_attempts: None,
                 delay_ms: None,
-                error: take_str(&mut m, "finalError"),
-                success: take_bool(&mut m, "success"),
+                error: m.take_str("finalError"),
+                success: m.take_bool("success"),
             },
-            "session_action_update" => Event::Diagnostics { kind: kind.clone(), data: std::mem::take(&mut m) },
+            "session_action_update" => Event::Diagnostics { kind: kind.clone(), data: std::mem::take(&mut m).into_fields() },
             _ => {
                 out.push(own(Event::Extension { line: whole_line(kind, m) }));
                 return Ok(());
             }
         };
-        out.push(Record::with_extra(Dialect::BaseContext, event, Fields::from_iter(m)));
+        out.push(Record::with_extra(Dialect::BaseContext, event, m.into_fields()));
         Ok(())
     }
 

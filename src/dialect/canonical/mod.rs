@@ -12,6 +12,7 @@
 use serde_json::{Map, Value};
 
 use crate::dialect::{take_type, Decode, Decoded, Dialect, Encode, LineError, Record, Sink, Sniff};
+use crate::object::Object;
 use crate::event::{Event, Fields};
 use crate::json::{write_line, Layout};
 use crate::normalize::Context;
@@ -43,7 +44,7 @@ fn known(kind: &str) -> bool {
 }
 
 impl Decode for Decoder {
-    fn decode(&mut self, mut m: Map<String, Value>, out: &mut Decoded) -> Result<(), LineError> {
+    fn decode(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
         match m.shift_remove("v") {
             Some(v) if v.as_u64() == Some(VERSION) => {}
             Some(v) => {
@@ -71,9 +72,9 @@ impl Decode for Decoder {
         if let Some(problem) = Dialect::Canonical.contract().check_fields(&kind, &m).into_iter().next() {
             return Err(LineError::bad(problem));
         }
-        m.insert("type".into(), Value::String(kind.clone()));
+        m.insert("type", Value::String(kind.clone()));
         let event: Event =
-            serde_json::from_value(Value::Object(m)).map_err(|e| LineError::bad(format!("{kind}: {e}")))?;
+            serde_json::from_value(Value::Object(m.into_fields())).map_err(|e| LineError::bad(format!("{kind}: {e}")))?;
         out.push(Record { event, origin, extra });
         Ok(())
     }

@@ -1,4 +1,4 @@
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::contract::Contract;
 use crate::dialect::{take_type, Decode, Decoded, Dialect, LineError, Record};
@@ -6,7 +6,8 @@ use crate::event::{
     Arguments, Basis, Event, Outcome, Scope, Session, Terminal, Tokens, ToolCall, ToolDraft, ToolResult, ToolStatus,
     Usage,
 };
-use crate::json::{char_len, take_bool, take_count, take_int, take_str};
+use crate::json::char_len;
+use crate::object::Object;
 
 pub struct Decoder {
     contract: &'static Contract,
@@ -50,36 +51,36 @@ impl Default for Decoder {
     }
 }
 
-fn text(m: &mut Map<String, Value>, key: &str) -> String {
-    take_str(m, key).unwrap_or_default()
+fn text(m: &mut Object<'_>, key: &str) -> String {
+    m.take_str(key).unwrap_or_default()
 }
 
 /// `"-1"` (or anything negative) means the call is unknown.
-fn index(m: &mut Map<String, Value>) -> Option<u64> {
-    take_int(m, "index").and_then(|i| u64::try_from(i).ok())
+fn index(m: &mut Object<'_>) -> Option<u64> {
+    m.take_int("index").and_then(|i| u64::try_from(i).ok())
 }
 
 impl Decode for Decoder {
-    fn decode(&mut self, mut m: Map<String, Value>, out: &mut Decoded) -> Result<(), LineError> {
+    fn decode(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
         let kind = take_type(&mut m)?;
         let event = match kind.as_str() {
-            "thinking_start" => Event::ReasoningStart { reset: take_bool(&mut m, "reset") },
+            "thinking_start" => Event::ReasoningStart { reset: m.take_bool("reset") },
             "thinking_chunk" => Event::ReasoningDelta { text: text(&mut m, "chunk") },
             "thinking_peek" => Event::ReasoningPeek { text: text(&mut m, "text") },
-            "thinking_done" => Event::ReasoningEnd { text: take_str(&mut m, "text") },
+            "thinking_done" => Event::ReasoningEnd { text: m.take_str("text") },
             "stage" => Event::Stage { name: text(&mut m, "stage") },
             "stream_start" => Event::TextStart,
             "content" => {
                 let text = text(&mut m, "chunk");
                 // `chars` is the chunk's length before the emitter cut it; keep it only when
                 // it says more than the chunk itself.
-                let chars = take_count(&mut m, "chars").filter(|&n| n != char_len(&text));
+                let chars = m.take_count("chars").filter(|&n| n != char_len(&text));
                 Event::TextDelta { text, chars }
             }
             "tool_preview" => Event::ToolDraft(ToolDraft {
-                name: take_str(&mut m, "name"),
-                chars: take_count(&mut m, "chars"),
-                snippet: take_str(&mut m, "snippet"),
+                name: m.take_str("name"),
+                chars: m.take_count("chars"),
+                snippet: m.take_str("snippet"),
                 ..ToolDraft::default()
             }),
             "tool_start" => Event::ToolCall(ToolCall {
@@ -89,11 +90,11 @@ impl Decode for Decoder {
                 index: index(&mut m),
             }),
             "tool_result" => {
-                let name = take_str(&mut m, "name");
-                let args = take_str(&mut m, "args");
+                let name = m.take_str("name");
+                let args = m.take_str("args");
                 let index = index(&mut m);
-                let output = take_str(&mut m, "result");
-                let failed = take_bool(&mut m, "error").unwrap_or(false);
+                let output = m.take_str("result");
+                let failed = m.take_bool("error").unwrap_or(false);
                 Event::ToolResult(ToolResult {
                     id: None,
                     index,
@@ -113,9 +114,9 @@ impl Decode for Decoder {
                     of: None,
                     model: None,
                     tokens: Tokens {
-                        input: Some(take_count(&mut m, "prompt_tokens").unwrap_or(0)),
-                        output: Some(take_count(&mut m, "completion_tokens").unwrap_or(0)),
-                        total: take_count(&mut m, "total_tokens"),
+                        input: Some(m.take_count("prompt_tokens").unwrap_or(0)),
+                        output: Some(m.take_count("completion_tokens").unwrap_or(0)),
+                        total: m.take_count("total_tokens"),
                         ..Tokens::default()
                     },
                 })
@@ -125,29 +126,29 @@ impl Decode for Decoder {
             "done" => Event::TurnEnd { id: None, status: None, reason: None },
             "turn_end" => Event::TurnEnd {
                 id: None,
-                status: take_str(&mut m, "completion_status"),
-                reason: take_str(&mut m, "loop_exit_reason"),
+                status: m.take_str("completion_status"),
+                reason: m.take_str("loop_exit_reason"),
             },
-            "round_start" => Event::RoundStart { id: None, index: take_count(&mut m, "round_idx") },
+            "round_start" => Event::RoundStart { id: None, index: m.take_count("round_idx") },
             "round_end" => Event::RoundEnd { id: None, stop: None },
             "run_start" => {
-                let version = m.get("schema_version").and_then(Value::as_str).unwrap_or("");
+                let version = m.get_str("schema_version").unwrap_or_default();
                 if version.split('.').next() != Some("1") {
                     return Err(LineError::fatal(format!(
                         "localcode run_start has schema_version \"{version}\"; this agentgate reads major version 1 only, so the stream is refused"
                     )));
                 }
                 Event::Session(Session {
-                    run_id: take_str(&mut m, "run_id"),
-                    version: take_str(&mut m, "localcode_version"),
+                    run_id: m.take_str("run_id"),
+                    version: m.take_str("localcode_version"),
                     ..Session::default()
                 })
             }
             "result" => {
                 let status = text(&mut m, "status");
-                let exit_code = take_int(&mut m, "exit_code");
-                let reason = take_str(&mut m, "reason");
-                if let Some(final_text) = take_str(&mut m, "final_text") {
+                let exit_code = m.take_int("exit_code");
+                let reason = m.take_str("reason");
+                if let Some(final_text) = m.take_str("final_text") {
                     out.push(Record::new(Dialect::Localcode, Event::FinalAnswer { text: final_text }));
                 }
                 let outcome = self.outcome(&status, exit_code, reason.as_deref());
@@ -157,12 +158,13 @@ impl Decode for Decoder {
                 let mut t = Terminal::new(outcome);
                 t.exit_code = exit_code;
                 t.reason = reason;
-                if let Some(Value::Object(mut tokens)) = m.shift_remove("tokens") {
+                if let Some(Value::Object(tokens)) = m.shift_remove("tokens") {
+                    let mut tokens = Object::from(tokens);
                     if !self.saw_turn_tokens {
                         t.usage = Some(Tokens {
-                            input: take_count(&mut tokens, "prompt"),
-                            output: take_count(&mut tokens, "completion"),
-                            total: take_count(&mut tokens, "total"),
+                            input: tokens.take_count("prompt"),
+                            output: tokens.take_count("completion"),
+                            total: tokens.take_count("total"),
                             ..Tokens::default()
                         });
                     }
@@ -177,7 +179,7 @@ impl Decode for Decoder {
                 };
             }
         };
-        out.push(Record::with_extra(Dialect::Localcode, event, m));
+        out.push(Record::with_extra(Dialect::Localcode, event, m.into_fields()));
         Ok(())
     }
 }

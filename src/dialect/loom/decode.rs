@@ -3,9 +3,9 @@ use serde_json::{Map, Value};
 use super::SCHEMA_VERSION;
 use crate::dialect::{take_kind, Decode, Decoded, Dialect, LineError, Record};
 use crate::event::{
-    Arguments, Basis, Event, Fields, Outcome, Scope, Summary, SummaryCall, Terminal, Tokens, ToolCall, Usage,
+    Arguments, Basis, Event, Outcome, Scope, Summary, SummaryCall, Terminal, Tokens, ToolCall, Usage,
 };
-use crate::json::{take_bool, take_count, take_int, take_str};
+use crate::object::Object;
 
 #[derive(Default)]
 pub struct Decoder;
@@ -16,19 +16,19 @@ impl Decoder {
     }
 }
 
-fn tokens(m: &mut Map<String, Value>, input: &str, cache_read: &str, cache_write: &str) -> Tokens {
+fn tokens(m: &mut Object<'_>, input: &str, cache_read: &str, cache_write: &str) -> Tokens {
     Tokens {
-        input: take_count(m, input),
-        output: take_count(m, "output_tokens"),
-        cache_read: take_count(m, cache_read),
-        cache_write: take_count(m, cache_write),
-        reasoning: take_count(m, "reasoning_output_tokens"),
+        input: m.take_count(input),
+        output: m.take_count("output_tokens"),
+        cache_read: m.take_count(cache_read),
+        cache_write: m.take_count(cache_write),
+        reasoning: m.take_count("reasoning_output_tokens"),
         total: None,
     }
 }
 
 /// A Session line's summary fields; what it does not know stays in `m`.
-fn summary(m: &mut Map<String, Value>) -> Summary {
+fn summary(m: &mut Object<'_>) -> Summary {
     let tool_calls = match m.shift_remove("tool_calls") {
         Some(Value::Array(calls)) => Some(
             calls
@@ -42,39 +42,39 @@ fn summary(m: &mut Map<String, Value>) -> Summary {
                 .collect(),
         ),
         Some(other) => {
-            m.insert("tool_calls".into(), other);
+            m.insert("tool_calls", other);
             None
         }
         None => None,
     };
     Summary {
-        source: take_str(m, "source"),
-        adapter: take_str(m, "adapter"),
-        model: take_str(m, "model"),
+        source: m.take_str("source"),
+        adapter: m.take_str("adapter"),
+        model: m.take_str("model"),
         models: m.shift_remove("models"),
-        turns: take_count(m, "turns"),
-        tokens_basis: take_str(m, "tokens_basis"),
+        turns: m.take_count("turns"),
+        tokens_basis: m.take_str("tokens_basis"),
         tokens: tokens(m, "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"),
         cost_usd: match m.shift_remove("cost_usd") {
             Some(Value::Number(n)) => Some(n),
             _ => None,
         },
-        duration_ms: take_count(m, "duration_ms"),
-        duration_api_ms: take_count(m, "duration_api_ms"),
-        first_timestamp_ms: take_count(m, "first_timestamp_ms"),
-        last_timestamp_ms: take_count(m, "last_timestamp_ms"),
-        is_error: take_bool(m, "is_error"),
-        stop_reason: take_str(m, "stop_reason"),
+        duration_ms: m.take_count("duration_ms"),
+        duration_api_ms: m.take_count("duration_api_ms"),
+        first_timestamp_ms: m.take_count("first_timestamp_ms"),
+        last_timestamp_ms: m.take_count("last_timestamp_ms"),
+        is_error: m.take_bool("is_error"),
+        stop_reason: m.take_str("stop_reason"),
         tool_calls,
-        unk: take_count(m, "unk"),
-        transcript_digest: take_str(m, "transcript_digest"),
-        projection_error: take_str(m, "projection_error"),
+        unk: m.take_count("unk"),
+        transcript_digest: m.take_str("transcript_digest"),
+        projection_error: m.take_str("projection_error"),
     }
 }
 
 impl Decode for Decoder {
-    fn decode(&mut self, mut m: Map<String, Value>, out: &mut Decoded) -> Result<(), LineError> {
-        match m.get("schema_version") {
+    fn decode(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
+        match m.get_value("schema_version") {
             Some(v) if v.as_u64() == Some(SCHEMA_VERSION) => {
                 m.shift_remove("schema_version");
             }
@@ -92,10 +92,10 @@ impl Decode for Decoder {
             return Err(LineError::bad(problem));
         }
         let event = match kind.as_str() {
-            "Route" => Event::Diagnostics { kind: "route".into(), data: std::mem::take(&mut m) },
+            "Route" => Event::Diagnostics { kind: "route".into(), data: std::mem::take(&mut m).into_fields() },
             "Turn" => {
-                let turn = take_count(&mut m, "turn");
-                Event::RoundEnd { id: turn.map(|t| t.to_string()), stop: take_str(&mut m, "turn_stop") }
+                let turn = m.take_count("turn");
+                Event::RoundEnd { id: turn.map(|t| t.to_string()), stop: m.take_str("turn_stop") }
             }
             "ToolCall" => {
                 let arguments = match m.shift_remove("arguments") {
@@ -104,20 +104,20 @@ impl Decode for Decoder {
                     Some(v) => Arguments::value(v),
                 };
                 Event::ToolCall(ToolCall {
-                    id: take_str(&mut m, "call_id"),
+                    id: m.take_str("call_id"),
                     index: None,
-                    name: take_str(&mut m, "name").unwrap_or_default(),
+                    name: m.take_str("name").unwrap_or_default(),
                     arguments,
                 })
             }
             "Usage" => {
-                let turn = take_count(&mut m, "turn");
+                let turn = m.take_count("turn");
                 Event::Usage(Usage {
                     scope: Scope::Round,
                     basis: Basis::Cumulative,
-                    final_: take_bool(&mut m, "final_usage").unwrap_or(true),
+                    final_: m.take_bool("final_usage").unwrap_or(true),
                     of: turn.map(|t| t.to_string()),
-                    model: take_str(&mut m, "model"),
+                    model: m.take_str("model"),
                     tokens: tokens(&mut m, "input_tokens", "cached_input_tokens", "cache_creation_input_tokens"),
                 })
             }
@@ -130,9 +130,9 @@ impl Decode for Decoder {
             }
             "Session" => Event::SessionSummary(Box::new(summary(&mut m))),
             "Terminal" => {
-                let stop = take_str(&mut m, "stop_reason");
-                let exit_status = take_int(&mut m, "exit_status");
-                let error = take_str(&mut m, "error");
+                let stop = m.take_str("stop_reason");
+                let exit_status = m.take_int("exit_status");
+                let error = m.take_str("error");
                 let contract = Dialect::Loom.contract();
                 let outcome = match stop.as_deref() {
                     Some(s) => contract.decode_outcome("stop_reason", s).unwrap_or_else(|| {
@@ -164,12 +164,12 @@ impl Decode for Decoder {
                 let mut line = Map::new();
                 line.insert("kind".into(), Value::String(kind));
                 line.insert("schema_version".into(), Value::from(SCHEMA_VERSION));
-                line.extend(m);
+                line.extend(m.into_fields());
                 out.push(Record::new(Dialect::Loom, Event::Extension { line: Value::Object(line) }));
                 return Ok(());
             }
         };
-        out.push(Record::with_extra(Dialect::Loom, event, Fields::from_iter(m)));
+        out.push(Record::with_extra(Dialect::Loom, event, m.into_fields()));
         Ok(())
     }
 }

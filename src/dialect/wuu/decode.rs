@@ -1,6 +1,6 @@
 use std::collections::HashMap;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::contract::Contract;
 use crate::dialect::{take_type, whole_line, Decode, Decoded, Dialect, LineError, Record};
@@ -8,7 +8,7 @@ use crate::event::{
     Arguments, Basis, Event, Fields, Outcome, Phase, Scope, Session, Terminal, Tokens, ToolCall, ToolResult,
     ToolStatus, Usage,
 };
-use crate::json::{take_count, take_str};
+use crate::object::Object;
 
 /// The two event families that report the same bash call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,11 +42,11 @@ impl Decoder {
 
     /// Drops `thread_id` and `turn_id` when they name the current thread and turn (the encoder
     /// writes them back from its own state); different ones stay as unknown members.
-    fn strip_ids(&self, m: &mut Map<String, Value>) {
+    fn strip_ids(&self, m: &mut Object<'_>) {
         for (key, current) in [("thread_id", &self.thread_id), ("turn_id", &self.turn_id)] {
-            let same = match (m.get(key), current) {
-                (Some(Value::String(v)), Some(c)) => v == c,
-                (Some(Value::String(v)), None) => v.is_empty(),
+            let same = match (m.get_str(key), current) {
+                (Some(v), Some(c)) => v == c.as_str(),
+                (Some(v), None) => v.is_empty(),
                 _ => false,
             };
             if same {
@@ -96,22 +96,22 @@ impl Default for Decoder {
     }
 }
 
-fn text(m: &mut Map<String, Value>, key: &str) -> String {
-    take_str(m, key).unwrap_or_default()
+fn text(m: &mut Object<'_>, key: &str) -> String {
+    m.take_str(key).unwrap_or_default()
 }
 
-fn tokens(m: &mut Map<String, Value>) -> Tokens {
+fn tokens(m: &mut Object<'_>) -> Tokens {
     Tokens {
-        input: take_count(m, "input_tokens"),
-        output: take_count(m, "output_tokens"),
-        cache_read: take_count(m, "cache_read_tokens"),
-        cache_write: take_count(m, "cache_creation_tokens"),
+        input: m.take_count("input_tokens"),
+        output: m.take_count("output_tokens"),
+        cache_read: m.take_count("cache_read_tokens"),
+        cache_write: m.take_count("cache_creation_tokens"),
         ..Tokens::default()
     }
 }
 
 /// `arguments` is JSON text; an object where a writer put one is taken as it is.
-fn arguments(m: &mut Map<String, Value>) -> Arguments {
+fn arguments(m: &mut Object<'_>) -> Arguments {
     match m.shift_remove("arguments") {
         Some(Value::String(t)) => Arguments::json_text(t),
         Some(Value::Null) | None => Arguments::default(),
@@ -120,7 +120,7 @@ fn arguments(m: &mut Map<String, Value>) -> Arguments {
 }
 
 impl Decode for Decoder {
-    fn decode(&mut self, mut m: Map<String, Value>, out: &mut Decoded) -> Result<(), LineError> {
+    fn decode(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
         let kind = take_type(&mut m)?;
         let own = |event: Event, extra: Fields| Record::with_extra(Dialect::Wuu, event, extra);
         if let Some(family) = match kind.as_str() {
@@ -134,7 +134,7 @@ impl Decode for Decoder {
                 "_completed" | "_removed" => Some(Step::End),
                 _ => None,
             };
-            if let (Some(step), Some(item)) = (step, m.get("item_id").and_then(Value::as_str).map(str::to_string)) {
+            if let (Some(step), Some(item)) = (step, m.get_str("item_id").map(|i| i.into_owned())) {
                 if self.seen(&item, family, step) {
                     // The other family already reported this: one call, counted once.
                     out.fold();
@@ -145,27 +145,27 @@ impl Decode for Decoder {
         self.strip_ids(&mut m);
         let event = match kind.as_str() {
             "session_configured" => Event::Session(Session {
-                provider: take_str(&mut m, "provider"),
-                model: take_str(&mut m, "model"),
-                cwd: take_str(&mut m, "workspace_root"),
+                provider: m.take_str("provider"),
+                model: m.take_str("model"),
+                cwd: m.take_str("workspace_root"),
                 ..Session::default()
             }),
             "thread_started" | "thread_resumed" | "thread_forked" => {
-                self.thread_id = take_str(&mut m, "thread_id");
+                self.thread_id = m.take_str("thread_id");
                 if kind != "thread_started" {
                     // Which of the three, for writing it back to wuu.
-                    m.insert("type".into(), Value::String(kind.clone()));
+                    m.insert("type", Value::String(kind.clone()));
                 }
                 Event::Session(Session {
                     id: self.thread_id.clone(),
-                    provider: take_str(&mut m, "provider"),
-                    model: take_str(&mut m, "model"),
-                    cwd: take_str(&mut m, "cwd"),
+                    provider: m.take_str("provider"),
+                    model: m.take_str("model"),
+                    cwd: m.take_str("cwd"),
                     ..Session::default()
                 })
             }
             "turn_started" => {
-                self.turn_id = take_str(&mut m, "turn_id");
+                self.turn_id = m.take_str("turn_id");
                 Event::TurnStart { id: self.turn_id.clone() }
             }
             "agent_message_delta" => Event::TextDelta { text: text(&mut m, "delta"), chars: None },
@@ -199,10 +199,10 @@ impl Decode for Decoder {
             "turn_interrupted" => Event::TurnEnd {
                 id: self.turn_id.clone(),
                 status: Some("interrupted".into()),
-                reason: take_str(&mut m, "reason"),
+                reason: m.take_str("reason"),
             },
             "tool_started" | "command_started" => {
-                let name = take_str(&mut m, "name").unwrap_or_else(|| {
+                let name = m.take_str("name").unwrap_or_else(|| {
                     if kind == "command_started" {
                         "bash".into()
                     } else {
@@ -211,17 +211,17 @@ impl Decode for Decoder {
                 });
                 let mut args = arguments(&mut m);
                 if args.is_empty() {
-                    if let Some(command) = m.get("command").cloned() {
+                    if let Some(command) = m.get_value("command") {
                         args = Arguments::value(serde_json::json!({ "command": command }));
                     }
                 }
-                Event::ToolCall(ToolCall { id: take_str(&mut m, "item_id"), index: None, name, arguments: args })
+                Event::ToolCall(ToolCall { id: m.take_str("item_id"), index: None, name, arguments: args })
             }
             "tool_output_delta" | "command_output_delta" => {
-                Event::ToolOutput { id: take_str(&mut m, "item_id"), text: text(&mut m, "delta"), accumulated: false }
+                Event::ToolOutput { id: m.take_str("item_id"), text: text(&mut m, "delta"), accumulated: false }
             }
             "tool_completed" | "command_completed" => {
-                let status = match m.get("status").and_then(Value::as_str) {
+                let status = match m.get_str("status").as_deref() {
                     Some(word) => {
                         match self.contract.decode.get("tool_status").and_then(|t| t.get(word)).and_then(Value::as_str)
                         {
@@ -235,23 +235,23 @@ impl Decode for Decoder {
                     }
                     None => ToolStatus::Completed,
                 };
-                let error = take_str(&mut m, "error").filter(|e| !e.is_empty());
+                let error = m.take_str("error").filter(|e| !e.is_empty());
                 Event::ToolResult(ToolResult {
-                    id: take_str(&mut m, "item_id"),
+                    id: m.take_str("item_id"),
                     index: None,
-                    name: take_str(&mut m, "name"),
+                    name: m.take_str("name"),
                     status,
                     output: None,
                     error,
                     arguments: Arguments::default(),
                 })
             }
-            "tool_removed" | "command_removed" => Event::ToolWithdrawn { id: take_str(&mut m, "item_id") },
+            "tool_removed" | "command_removed" => Event::ToolWithdrawn { id: m.take_str("item_id") },
             "file_changed" => Event::FileChange {
                 path: text(&mut m, "path"),
-                action: take_str(&mut m, "action"),
-                tool: take_str(&mut m, "tool_name"),
-                data: std::mem::take(&mut m),
+                action: m.take_str("action"),
+                tool: m.take_str("tool_name"),
+                data: std::mem::take(&mut m).into_fields(),
             },
             "subagent_started" | "subagent_updated" | "subagent_completed" => Event::Subagent {
                 phase: match kind.as_str() {
@@ -259,16 +259,16 @@ impl Decode for Decoder {
                     "subagent_updated" => Phase::Update,
                     _ => Phase::End,
                 },
-                id: take_str(&mut m, "agent_id"),
-                status: take_str(&mut m, "status"),
-                data: std::mem::take(&mut m),
+                id: m.take_str("agent_id"),
+                status: m.take_str("status"),
+                data: std::mem::take(&mut m).into_fields(),
             },
             "todo_updated" => match m.shift_remove("todo") {
                 Some(items) if !items.is_null() => Event::Todo { items },
                 _ => return Err(LineError::bad("todo_updated without its todo")),
             },
             "provider_state" | "request_context" => {
-                Event::Diagnostics { kind: kind.clone(), data: std::mem::take(&mut m) }
+                Event::Diagnostics { kind: kind.clone(), data: std::mem::take(&mut m).into_fields() }
             }
             "error" => Event::Error { message: text(&mut m, "error"), fatal: false },
             "result" => {
@@ -282,11 +282,11 @@ impl Decode for Decoder {
                 if outcome.is_none() {
                     t.reason = Some(status);
                 }
-                t.error = take_str(&mut m, "error").filter(|e| !e.is_empty());
+                t.error = m.take_str("error").filter(|e| !e.is_empty());
                 // A thread_id that is the current thread's was stripped; another one (or the only
                 // one, in a stream that never started a thread) names the session.
                 t.session_id =
-                    take_str(&mut m, "thread_id").filter(|s| !s.is_empty()).or_else(|| self.thread_id.clone());
+                    m.take_str("thread_id").filter(|s| !s.is_empty()).or_else(|| self.thread_id.clone());
                 Event::Terminal(t)
             }
             _ => {
@@ -295,7 +295,7 @@ impl Decode for Decoder {
                 return Ok(());
             }
         };
-        out.push(own(event, m));
+        out.push(own(event, m.into_fields()));
         Ok(())
     }
 }

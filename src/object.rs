@@ -1,0 +1,439 @@
+//! One input line as its top-level members: each key with its value's JSON text, borrowed from
+//! the line, parsed only when a decoder takes it.
+//!
+//! Parsing every line into a `serde_json::Value` tree costs more than the whole translation
+//! should: a hashed, ordered map per object, an allocation per key and per string. A decoder
+//! needs only a few members, most of them short strings, and many lines carry large members it
+//! never looks at (base-context repeats the whole partial message on every update). So a line
+//! is scanned once into (key, raw value) pairs; a string member without escapes is taken by
+//! copying its bytes; a nested member becomes a `Value` only when a decoder asks for one; and
+//! whatever is left over becomes the record's unknown members.
+//!
+//! Semantics follow `serde_json::Map` with `preserve_order`, which this replaces: members keep
+//! their order, and a key given twice keeps its first place and its last value.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::json::{count, Count};
+
+/// Objects with more members than this are checked for repeated keys through a real map.
+const SMALL: usize = 32;
+
+/// One member's value: its JSON text as it came, or a value put there since.
+#[derive(Debug, Clone)]
+pub enum Member<'a> {
+    Raw(&'a RawValue),
+    Value(Value),
+}
+
+impl Member<'_> {
+    /// The value as a `Value` tree.
+    pub fn to_value(&self) -> Value {
+        match self {
+            // The text was checked as JSON when the line was scanned.
+            Member::Raw(r) => serde_json::from_str(r.get()).unwrap_or(Value::Null),
+            Member::Value(v) => v.clone(),
+        }
+    }
+
+    pub fn into_value(self) -> Value {
+        match self {
+            Member::Raw(_) => self.to_value(),
+            Member::Value(v) => v,
+        }
+    }
+
+    /// The value if it is a string. Without escapes, a raw string is its own text.
+    pub fn as_str(&self) -> Option<Cow<'_, str>> {
+        match self {
+            Member::Raw(r) => raw_str(r.get()),
+            Member::Value(Value::String(s)) => Some(Cow::Borrowed(s)),
+            Member::Value(_) => None,
+        }
+    }
+
+    pub fn is_null(&self) -> bool {
+        match self {
+            Member::Raw(r) => r.get() == "null",
+            Member::Value(v) => v.is_null(),
+        }
+    }
+
+    /// A scalar (string, number, boolean), without building a tree for anything else.
+    fn scalar(&self) -> Option<Value> {
+        match self {
+            Member::Raw(r) => match r.get().as_bytes().first() {
+                Some(b'{' | b'[') => None,
+                _ => Some(self.to_value()),
+            },
+            Member::Value(Value::Object(_) | Value::Array(_)) => None,
+            Member::Value(v) => Some(v.clone()),
+        }
+    }
+}
+
+/// The text of a JSON string literal: borrowed when it has no escapes.
+fn raw_str(text: &str) -> Option<Cow<'_, str>> {
+    let inner = text.strip_prefix('"')?.strip_suffix('"')?;
+    if inner.contains('\\') {
+        serde_json::from_str::<String>(text).ok().map(Cow::Owned)
+    } else {
+        Some(Cow::Borrowed(inner))
+    }
+}
+
+/// A JSON object's members in order, values unparsed.
+#[derive(Debug, Clone, Default)]
+pub struct Object<'a> {
+    members: Vec<(Cow<'a, str>, Member<'a>)>,
+}
+
+/// What a line held, when it was not an object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NotObject(pub &'static str);
+
+impl<'a> Object<'a> {
+    /// Scans `text` as one JSON value: its members if it is an object, else what it is.
+    pub fn parse(text: &'a str) -> Result<Result<Object<'a>, NotObject>, serde_json::Error> {
+        let parsed = serde_json::from_str::<Parsed<'a>>(text)?;
+        Ok(match parsed {
+            Parsed::Object(members) => Ok(Object::deduplicated(members, text)?),
+            Parsed::Other(kind) => Err(NotObject(kind)),
+        })
+    }
+
+    /// A key given twice keeps its first place and its last value, as `serde_json::Map` does.
+    fn deduplicated(members: Vec<(Cow<'a, str>, Member<'a>)>, text: &'a str) -> Result<Self, serde_json::Error> {
+        if members.len() > SMALL {
+            // Rare and large: let serde_json's map settle it.
+            let map: Map<String, Value> = serde_json::from_str(text)?;
+            if map.len() == members.len() {
+                return Ok(Object { members });
+            }
+            return Ok(Object::from(map));
+        }
+        let mut out: Vec<(Cow<'a, str>, Member<'a>)> = Vec::with_capacity(members.len());
+        for (k, v) in members {
+            match out.iter_mut().find(|(have, _)| *have == k) {
+                Some(slot) => slot.1 = v,
+                None => out.push((k, v)),
+            }
+        }
+        Ok(Object { members: out })
+    }
+
+    pub fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+
+    fn position(&self, key: &str) -> Option<usize> {
+        self.members.iter().position(|(k, _)| k == key)
+    }
+
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.position(key).is_some()
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Member<'a>> {
+        self.members.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// Member `key` if it is a string.
+    pub fn get_str(&self, key: &str) -> Option<Cow<'_, str>> {
+        self.get(key)?.as_str()
+    }
+
+    /// Member `key` as a `Value` (a copy; the member stays).
+    pub fn get_value(&self, key: &str) -> Option<Value> {
+        self.get(key).map(Member::to_value)
+    }
+
+    /// Removes member `key`, keeping the others in order.
+    pub fn remove(&mut self, key: &str) -> Option<Member<'a>> {
+        let i = self.position(key)?;
+        Some(self.members.remove(i).1)
+    }
+
+    /// Removes member `key` and gives its value as a `Value`.
+    pub fn shift_remove(&mut self, key: &str) -> Option<Value> {
+        self.remove(key).map(Member::into_value)
+    }
+
+    /// Sets member `key`, in its place if it is there, else last.
+    pub fn insert(&mut self, key: impl Into<String>, value: Value) {
+        let key = key.into();
+        match self.position(&key) {
+            Some(i) => self.members[i].1 = Member::Value(value),
+            None => self.members.push((Cow::Owned(key), Member::Value(value))),
+        }
+    }
+
+    /// The members left, as a map: what the decoder had no field for.
+    pub fn into_fields(self) -> Map<String, Value> {
+        let mut m = Map::with_capacity(self.members.len());
+        for (k, v) in self.members {
+            m.insert(k.into_owned(), v.into_value());
+        }
+        m
+    }
+
+    /// Takes member `key` as a string. A number or boolean is taken as its JSON text; null or
+    /// absence is `None`; an object or array stays (so it is kept as an unknown member).
+    pub fn take_str(&mut self, key: &str) -> Option<String> {
+        let i = self.position(key)?;
+        let member = &self.members[i].1;
+        if let Some(s) = member.as_str() {
+            let s = s.into_owned();
+            self.members.remove(i);
+            return Some(s);
+        }
+        let taken = match member.scalar()? {
+            Value::Null => None,
+            other => Some(other.to_string()),
+        };
+        self.members.remove(i);
+        taken
+    }
+
+    /// Takes a count written as an integer or as a string of digits; an invalid one stays
+    /// (so it is kept, not lost) and reads as `None`.
+    pub fn take_count(&mut self, key: &str) -> Option<u64> {
+        let i = self.position(key)?;
+        let c = match &self.members[i].1 {
+            Member::Raw(r) => raw_count(r.get()),
+            Member::Value(v) => count(v),
+        };
+        match c {
+            Count::Value(n) => {
+                self.members.remove(i);
+                Some(n)
+            }
+            Count::Absent => {
+                self.members.remove(i);
+                None
+            }
+            Count::Invalid => None,
+        }
+    }
+
+    /// Takes a signed integer written as a number or a string.
+    pub fn take_int(&mut self, key: &str) -> Option<i64> {
+        let i = self.position(key)?;
+        let member = &self.members[i].1;
+        let n = match member.as_str() {
+            Some(s) => s.trim().parse().ok(),
+            None => member.scalar().and_then(|v| v.as_i64()),
+        };
+        if n.is_some() {
+            self.members.remove(i);
+        }
+        n
+    }
+
+    /// Takes a boolean written as `true`/`false` or as the strings `"true"`/`"false"`.
+    pub fn take_bool(&mut self, key: &str) -> Option<bool> {
+        let i = self.position(key)?;
+        let member = &self.members[i].1;
+        let b = match member {
+            Member::Raw(r) if r.get() == "true" => Some(true),
+            Member::Raw(r) if r.get() == "false" => Some(false),
+            Member::Value(Value::Bool(b)) => Some(*b),
+            _ => match member.as_str() {
+                Some(s) if s.eq_ignore_ascii_case("true") => Some(true),
+                Some(s) if s.eq_ignore_ascii_case("false") => Some(false),
+                _ => None,
+            },
+        };
+        if b.is_some() {
+            self.members.remove(i);
+        }
+        b
+    }
+}
+
+/// A count from its JSON text, without building a value for the common cases.
+fn raw_count(text: &str) -> Count {
+    let digits = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')).unwrap_or(text);
+    if !digits.is_empty() && digits.len() < 20 && digits.bytes().all(|b| b.is_ascii_digit()) {
+        // Up to 19 digits always fit a u64.
+        return digits.parse().map_or(Count::Invalid, Count::Value);
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(v) => count(&v),
+        Err(_) => Count::Invalid,
+    }
+}
+
+impl From<Map<String, Value>> for Object<'_> {
+    fn from(map: Map<String, Value>) -> Self {
+        Object { members: map.into_iter().map(|(k, v)| (Cow::Owned(k), Member::Value(v))).collect() }
+    }
+}
+
+/// What the scan of a line found.
+enum Parsed<'a> {
+    Object(Vec<(Cow<'a, str>, Member<'a>)>),
+    Other(&'static str),
+}
+
+/// A key, borrowed from the line unless it had escapes.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string key")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(s)))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(s.to_string())))
+            }
+            fn visit_string<E: de::Error>(self, s: String) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(s)))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for Parsed<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Parsed<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Parsed<'de>, A::Error> {
+                let mut members = Vec::with_capacity(map.size_hint().unwrap_or(8));
+                while let Some(Key(k)) = map.next_key::<Key<'de>>()? {
+                    let v: &'de RawValue = map.next_value()?;
+                    members.push((k, Member::Raw(v)));
+                }
+                Ok(Parsed::Object(members))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Parsed<'de>, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Parsed::Other("array"))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Parsed<'de>, E> {
+                Ok(Parsed::Other("boolean"))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Parsed<'de>, E> {
+                Ok(Parsed::Other("number"))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Parsed<'de>, E> {
+                Ok(Parsed::Other("number"))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Parsed<'de>, E> {
+                Ok(Parsed::Other("number"))
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Parsed<'de>, E> {
+                Ok(Parsed::Other("string"))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Parsed<'de>, E> {
+                Ok(Parsed::Other("null"))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn obj(text: &str) -> Object<'_> {
+        Object::parse(text).unwrap().unwrap()
+    }
+
+    #[test]
+    fn members_keep_their_order_and_a_repeated_key_its_first_place_and_last_value() {
+        let text = r#"{"b":1,"a":{"x":[1,2]},"b":"two","c":null}"#;
+        let o = obj(text);
+        let via_map: Map<String, Value> = serde_json::from_str(text).unwrap();
+        assert_eq!(o.into_fields(), via_map);
+        assert_eq!(obj(text).into_fields().keys().collect::<Vec<_>>(), ["b", "a", "c"]);
+    }
+
+    #[test]
+    fn a_large_object_with_repeated_keys_settles_as_serde_json_does() {
+        let mut text = String::from("{");
+        for i in 0..40 {
+            text.push_str(&format!("\"k{}\":{i},", i % 35));
+        }
+        text.push_str("\"last\":true}");
+        let via_map: Map<String, Value> = serde_json::from_str(&text).unwrap();
+        assert_eq!(obj(&text).into_fields(), via_map);
+    }
+
+    #[test]
+    fn what_is_not_an_object_is_named() {
+        assert_eq!(Object::parse("[1,{}]").unwrap().unwrap_err(), NotObject("array"));
+        assert_eq!(Object::parse("\"x\"").unwrap().unwrap_err(), NotObject("string"));
+        assert_eq!(Object::parse("3.5").unwrap().unwrap_err(), NotObject("number"));
+        assert_eq!(Object::parse("null").unwrap().unwrap_err(), NotObject("null"));
+        assert!(Object::parse("{\"a\":").is_err());
+        assert!(Object::parse("{\"a\":1} x").is_err());
+    }
+
+    #[test]
+    fn strings_are_taken_with_their_escapes_decoded() {
+        let mut o = obj(r#"{"plain":"abc","esc":"a\"b\\n\u00e9\n","key\u0041":"k"}"#);
+        assert_eq!(o.take_str("plain").as_deref(), Some("abc"));
+        assert_eq!(o.take_str("esc").as_deref(), Some("a\"b\\né\n"));
+        assert_eq!(o.take_str("keyA").as_deref(), Some("k"));
+        assert!(o.is_empty());
+    }
+
+    #[test]
+    fn scalars_are_taken_as_the_map_helpers_take_them() {
+        let mut o = obj(r#"{"n":12,"s":"7","neg":"-1","f":1.5,"b":"TRUE","t":true,"x":{"a":1},"z":null,"i":"-3"}"#);
+        assert_eq!(o.take_count("n"), Some(12));
+        assert_eq!(o.take_count("s"), Some(7));
+        assert_eq!(o.take_count("neg"), None);
+        assert!(o.contains_key("neg"), "an invalid count stays");
+        assert_eq!(o.take_count("f"), None);
+        assert_eq!(o.take_bool("b"), Some(true));
+        assert_eq!(o.take_bool("t"), Some(true));
+        assert_eq!(o.take_str("x"), None);
+        assert!(o.contains_key("x"), "an object is not a string and stays");
+        assert_eq!(o.take_str("z"), None);
+        assert!(!o.contains_key("z"), "null is taken as absent");
+        assert_eq!(o.take_int("i"), Some(-3));
+        assert_eq!(o.into_fields(), json!({"neg": "-1", "f": 1.5, "x": {"a": 1}}).as_object().unwrap().clone());
+    }
+
+    #[test]
+    fn numbers_taken_as_strings_read_as_serde_json_prints_them() {
+        let mut o = obj(r#"{"a":1e2,"b":-7,"c":true}"#);
+        assert_eq!(o.take_str("a").as_deref(), Some("100.0"));
+        assert_eq!(o.take_str("b").as_deref(), Some("-7"));
+        assert_eq!(o.take_str("c").as_deref(), Some("true"));
+    }
+
+    #[test]
+    fn inserted_values_replace_in_place() {
+        let mut o = obj(r#"{"a":1,"b":2}"#);
+        o.insert("a", json!("x"));
+        o.insert("c", json!(3));
+        assert_eq!(o.get_str("a").as_deref(), Some("x"));
+        assert_eq!(o.into_fields(), json!({"a": "x", "b": 2, "c": 3}).as_object().unwrap().clone());
+    }
+}

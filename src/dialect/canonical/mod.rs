@@ -81,11 +81,14 @@ impl Decode for Decoder {
 }
 
 #[derive(Default)]
-pub struct Encoder;
+pub struct Encoder {
+    /// The event serialized alone, before its members are spliced into the line.
+    scratch: Vec<u8>,
+}
 
 impl Encoder {
     pub fn new() -> Self {
-        Encoder
+        Encoder::default()
     }
 }
 
@@ -95,26 +98,36 @@ impl Encode for Encoder {
     }
 
     fn encode(&mut self, rec: &Record, _ctx: &Context, sink: &mut Sink<'_>) -> Fate {
-        let mut m = Map::new();
-        m.insert("v".into(), Value::from(VERSION));
         if let (Event::Extension { line: Value::Object(line) }, Dialect::Canonical) = (&rec.event, rec.origin) {
             // A canonical line of a kind this version does not know goes back out as it came.
+            let mut m = Map::with_capacity(line.len() + 1);
+            m.insert("v".into(), Value::from(VERSION));
             m.extend(line.clone());
             write_line(sink.out, &m, Layout::Compact);
             return Fate::PassedThrough;
         }
-        match serde_json::to_value(&rec.event) {
-            Ok(Value::Object(fields)) => m.extend(fields),
+        // `{"v":1,` + the event's own members (`type` first) + `dialect` and `extra`: the
+        // event is serialized straight to bytes, not through a Value tree.
+        self.scratch.clear();
+        if serde_json::to_writer(&mut self.scratch, &rec.event).is_err() || self.scratch.len() < 2 {
             // Every event serializes as an object with string keys; nothing else can happen.
-            _ => return Fate::Dropped,
+            return Fate::Dropped;
         }
+        let out = &mut *sink.out;
+        out.extend_from_slice(b"{\"v\":");
+        out.extend_from_slice(VERSION.to_string().as_bytes());
+        out.push(b',');
+        out.extend_from_slice(&self.scratch[1..self.scratch.len() - 1]);
         if rec.origin != Dialect::Canonical {
-            m.insert("dialect".into(), Value::String(rec.origin.name().into()));
+            out.extend_from_slice(b",\"dialect\":\"");
+            out.extend_from_slice(rec.origin.name().as_bytes());
+            out.push(b'"');
         }
         if !rec.extra.is_empty() {
-            m.insert("extra".into(), Value::Object(rec.extra.clone()));
+            out.extend_from_slice(b",\"extra\":");
+            let _ = serde_json::to_writer(&mut *out, &rec.extra);
         }
-        write_line(sink.out, &m, Layout::Compact);
+        out.extend_from_slice(b"}\n");
         Fate::Written
     }
 }

@@ -29,7 +29,19 @@ struct GoFormatter;
 impl Formatter for GoFormatter {
     fn write_string_fragment<W: ?Sized + io::Write>(&mut self, w: &mut W, fragment: &str) -> io::Result<()> {
         // Scan bytes: `<`, `>`, `&` are ASCII, and U+2028/U+2029 are E2 80 A8/A9 in UTF-8.
+        // Most fragments hold none of them: one table lookup per byte says so.
+        const MARK: [bool; 256] = {
+            let mut t = [false; 256];
+            t[b'<' as usize] = true;
+            t[b'>' as usize] = true;
+            t[b'&' as usize] = true;
+            t[0xE2] = true;
+            t
+        };
         let bytes = fragment.as_bytes();
+        if !bytes.iter().any(|&b| MARK[b as usize]) {
+            return w.write_all(bytes);
+        }
         let mut start = 0;
         let mut i = 0;
         while i < bytes.len() {

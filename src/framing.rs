@@ -3,11 +3,14 @@
 //! a last line without its newline is still a line. A line longer than the limit is skipped
 //! without being held in memory, and reported as such.
 //!
-//! The reader also keeps a SHA-256 of every byte it consumed (some targets derive ids or
-//! digests from the input), and says when its buffer is empty, which is when the next read may
-//! wait: the pipeline flushes its output then.
+//! Lines are framed in place in one read buffer (no copy per line): [`Lines::advance`] moves to
+//! the next line and [`Lines::frame`] borrows it, so a decoder can read the line while the
+//! pipeline asks the reader for its digest. The reader keeps a SHA-256 of every byte consumed
+//! (some targets derive ids or digests from the input), hashed a buffer at a time rather than a
+//! line at a time, and says when its buffer is empty, which is when the next read may wait: the
+//! pipeline flushes its output then.
 
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, Read};
 
 use sha2::{Digest, Sha256};
 
@@ -24,25 +27,49 @@ pub enum Frame<'a> {
     NotUtf8(usize),
 }
 
+/// The line last framed; text as a range of the buffer.
+#[derive(Debug, Clone, Copy)]
+enum Current {
+    None,
+    Text(usize, usize),
+    Blank,
+    TooLong(usize),
+    NotUtf8(usize),
+}
+
 pub struct Lines<R> {
-    reader: BufReader<R>,
+    inner: R,
+    /// `buf[start..end]` is read and not framed yet; `buf[..hashed]` is in the hasher.
     buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    hashed: usize,
+    eof: bool,
     number: u64,
     max: usize,
     hasher: Sha256,
+    current: Current,
 }
 
 /// The default longest line, in bytes: far above any real event, far below what would hurt.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 
+/// The read size, and the buffer's size until a longer line needs more.
+const BLOCK: usize = 64 * 1024;
+
 impl<R: Read> Lines<R> {
     pub fn new(inner: R, max_line_bytes: usize) -> Self {
         Lines {
-            reader: BufReader::with_capacity(64 * 1024, inner),
-            buf: Vec::new(),
+            inner,
+            buf: vec![0; BLOCK],
+            start: 0,
+            end: 0,
+            hashed: 0,
+            eof: false,
             number: 0,
             max: max_line_bytes,
             hasher: Sha256::new(),
+            current: Current::None,
         }
     }
 
@@ -53,69 +80,135 @@ impl<R: Read> Lines<R> {
 
     /// True when no input is buffered, so that the next read may block.
     pub fn would_wait(&self) -> bool {
-        self.reader.buffer().is_empty()
+        self.start == self.end
     }
 
     /// SHA-256 of all bytes consumed so far, as lowercase hex.
     pub fn digest(&self) -> String {
-        hex(&self.hasher.clone().finalize())
+        let mut h = self.hasher.clone();
+        h.update(&self.buf[self.hashed..self.start]);
+        hex(&h.finalize())
     }
 
     /// The next line with its 1-based number, or `None` at the end of input.
     pub fn next_frame(&mut self) -> io::Result<Option<(u64, Frame<'_>)>> {
-        self.buf.clear();
-        let mut len = 0usize;
-        let mut any = false;
+        Ok(if self.advance()? { Some((self.number, self.frame())) } else { None })
+    }
+
+    /// The line [`advance`](Self::advance) moved to.
+    pub fn frame(&self) -> Frame<'_> {
+        match self.current {
+            // The range was checked as UTF-8 when the line was framed.
+            Current::Text(s, e) => std::str::from_utf8(&self.buf[s..e]).map_or(Frame::NotUtf8(0), Frame::Text),
+            Current::Blank | Current::None => Frame::Blank,
+            Current::TooLong(n) => Frame::TooLong(n),
+            Current::NotUtf8(at) => Frame::NotUtf8(at),
+        }
+    }
+
+    /// Moves to the next line; false at the end of input.
+    pub fn advance(&mut self) -> io::Result<bool> {
+        let mut scanned = self.start;
         loop {
-            let avail = match self.reader.fill_buf() {
-                Ok(a) => a,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            if let Some(i) = memchr::memchr(b'\n', &self.buf[scanned..self.end]) {
+                let (s, e) = (self.start, scanned + i);
+                self.start = e + 1;
+                self.frame_line(s, e);
+                return Ok(true);
+            }
+            scanned = self.end;
+            if self.end - self.start > self.max {
+                self.skip_long()?;
+                return Ok(true);
+            }
+            if self.eof {
+                if self.start == self.end {
+                    self.current = Current::None;
+                    return Ok(false);
+                }
+                let (s, e) = (self.start, self.end);
+                self.start = e;
+                self.frame_line(s, e);
+                return Ok(true);
+            }
+            scanned -= self.start;
+            self.compact();
+            if self.end == self.buf.len() {
+                // A line longer than the buffer (and within the limit): room for more of it.
+                self.buf.resize(self.buf.len() * 2, 0);
+            }
+            self.fill()?;
+        }
+    }
+
+    /// Classifies `buf[s..e]` (a line without its LF) as the current line.
+    fn frame_line(&mut self, mut s: usize, mut e: usize) {
+        self.number += 1;
+        if e - s > self.max {
+            self.current = Current::TooLong(e - s);
+            return;
+        }
+        if self.number == 1 && self.buf[s..e].starts_with(b"\xEF\xBB\xBF") {
+            s += 3;
+        }
+        if e > s && self.buf[e - 1] == b'\r' {
+            e -= 1;
+        }
+        self.current = match std::str::from_utf8(&self.buf[s..e]) {
+            Ok(t) if t.trim().is_empty() => Current::Blank,
+            Ok(_) => Current::Text(s, e),
+            Err(err) => Current::NotUtf8(err.valid_up_to()),
+        };
+    }
+
+    /// Hashes what was consumed and moves what was not to the front of the buffer.
+    fn compact(&mut self) {
+        self.hasher.update(&self.buf[self.hashed..self.start]);
+        self.buf.copy_within(self.start..self.end, 0);
+        self.end -= self.start;
+        self.start = 0;
+        self.hashed = 0;
+    }
+
+    /// Reads more input after `end`; sets `eof` when there is none.
+    fn fill(&mut self) -> io::Result<()> {
+        loop {
+            match self.inner.read(&mut self.buf[self.end..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    return Ok(());
+                }
+                Ok(n) => {
+                    self.end += n;
+                    return Ok(());
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
-            };
-            if avail.is_empty() {
-                break;
-            }
-            any = true;
-            let (chunk, done) = match memchr(avail) {
-                Some(i) => (&avail[..=i], true),
-                None => (avail, false),
-            };
-            let body = if done { &chunk[..chunk.len() - 1] } else { chunk };
-            len += body.len();
-            if len <= self.max {
-                self.buf.extend_from_slice(body);
-            }
-            self.hasher.update(chunk);
-            let n = chunk.len();
-            self.reader.consume(n);
-            if done {
-                break;
             }
         }
-        if !any {
-            return Ok(None);
+    }
+
+    /// The line at `start` is over the limit: consumes it up to its LF without holding it.
+    fn skip_long(&mut self) -> io::Result<()> {
+        let mut len = 0;
+        loop {
+            if let Some(i) = memchr::memchr(b'\n', &self.buf[self.start..self.end]) {
+                len += i;
+                self.start += i + 1;
+                break;
+            }
+            len += self.end - self.start;
+            self.start = self.end;
+            if self.eof {
+                break;
+            }
+            self.compact();
+            self.fill()?;
         }
         self.number += 1;
-        if len > self.max {
-            self.buf.clear();
-            return Ok(Some((self.number, Frame::TooLong(len))));
-        }
-        let mut bytes: &[u8] = &self.buf;
-        if self.number == 1 {
-            bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-        }
-        bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
-        let frame = match std::str::from_utf8(bytes) {
-            Ok(s) if s.trim().is_empty() => Frame::Blank,
-            Ok(s) => Frame::Text(s),
-            Err(e) => Frame::NotUtf8(e.valid_up_to()),
-        };
-        Ok(Some((self.number, frame)))
+        self.current = Current::TooLong(len);
+        Ok(())
     }
-}
-
-fn memchr(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|&b| b == b'\n')
 }
 
 pub fn hex(bytes: &[u8]) -> String {
@@ -163,6 +256,62 @@ mod tests {
     fn a_bom_is_only_dropped_before_the_first_line() {
         let got = frames(b"x\n\xEF\xBB\xBFy\n", 100);
         assert_eq!(got[1], "2:Text(\"\\u{feff}y\")");
+    }
+
+    /// Gives at most `step` bytes per read, as a pipe from a slow writer does.
+    struct Trickle<'a> {
+        data: &'a [u8],
+        step: usize,
+    }
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            let n = self.step.min(out.len()).min(self.data.len());
+            out[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn lines_across_reads_and_beyond_the_buffer_frame_as_they_do_whole() {
+        let long = "x".repeat(3 * BLOCK + 17);
+        let input = format!("{{\"a\":1}}\r\n{long}\n\n{}\nlast", "y".repeat(BLOCK - 1));
+        let whole = frames(input.as_bytes(), 4 * BLOCK);
+        assert_eq!(whole.len(), 5);
+        assert_eq!(whole[1], format!("2:Text({long:?})"));
+        for step in [1, 7, 4096, BLOCK + 3] {
+            let mut lines = Lines::new(Trickle { data: input.as_bytes(), step }, 4 * BLOCK);
+            let mut got = Vec::new();
+            while let Some((n, f)) = lines.next_frame().unwrap() {
+                got.push(format!("{n}:{f:?}"));
+            }
+            assert_eq!(got, whole, "reads of {step} bytes");
+            assert_eq!(lines.digest(), hex(&Sha256::digest(input.as_bytes())));
+        }
+    }
+
+    #[test]
+    fn an_overlong_line_spanning_reads_is_skipped_and_still_hashed() {
+        let input = format!("{}\nok\n{}", "z".repeat(BLOCK * 2), "w".repeat(50));
+        let mut lines = Lines::new(Trickle { data: input.as_bytes(), step: 1000 }, 40);
+        let mut got = Vec::new();
+        while let Some((n, f)) = lines.next_frame().unwrap() {
+            got.push(format!("{n}:{f:?}"));
+        }
+        assert_eq!(got, vec![format!("1:TooLong({})", BLOCK * 2), "2:Text(\"ok\")".into(), "3:TooLong(50)".into()]);
+        assert_eq!(lines.digest(), hex(&Sha256::digest(input.as_bytes())));
+    }
+
+    #[test]
+    fn the_digest_at_a_line_covers_exactly_the_lines_read_so_far() {
+        let input = b"{\"a\":1}\n{\"b\":2}\n";
+        let mut lines = Lines::new(&input[..], 100);
+        lines.advance().unwrap();
+        assert_eq!(lines.digest(), hex(&Sha256::digest(b"{\"a\":1}\n")));
+        assert!(!lines.would_wait(), "the second line is buffered");
+        lines.advance().unwrap();
+        assert_eq!(lines.digest(), hex(&Sha256::digest(input)));
     }
 
     #[test]

@@ -162,20 +162,18 @@ pub fn translate_ending<R: Read, W: Write>(
         }
     }
     run.flush(output, lines.would_wait())?;
-    // Each line is copied out of the reader's buffer into this one, so that the decoder can
-    // borrow from it while the reader is asked for its digest.
-    let mut text = String::new();
     while stopped.is_none() {
-        let (n, f) = match lines.next_frame() {
-            Ok(Some((n, frame))) => (n, Framed::new(frame, &mut text)),
-            Ok(None) => break,
+        match lines.advance() {
+            Ok(true) => {}
+            Ok(false) => break,
             Err(e) => {
                 diag(Diagnostic { line: lines.number() + 1, message: format!("cannot read the input: {e}") });
                 stopped = Some(Stop::Read(e.to_string()));
                 break;
             }
-        };
-        stopped = run.line(n, f.held(&text), &lines, diag);
+        }
+        // The line is borrowed from the reader's buffer, which is asked for its digest too.
+        stopped = run.line(lines.number(), Held::new(lines.frame()), &lines, diag);
         run.flush(output, lines.would_wait())?;
     }
 
@@ -371,11 +369,7 @@ impl Framed {
         match self {
             Framed::Blank => Held::Blank,
             Framed::Bad(why) => Held::Bad(why),
-            Framed::Text => match Object::parse(text) {
-                Ok(Ok(m)) => Held::Object(m),
-                Ok(Err(NotObject(kind))) => Held::Bad(format!("JSON {kind}, not an object")),
-                Err(e) => Held::Bad(format!("not JSON: {e}")),
-            },
+            Framed::Text => Held::parse(text),
         }
     }
 }
@@ -385,6 +379,23 @@ enum Held<'a> {
     Blank,
     Object(Object<'a>),
     Bad(String),
+}
+
+impl<'a> Held<'a> {
+    fn new(frame: Frame<'a>) -> Self {
+        match frame {
+            Frame::Text(text) => Held::parse(text),
+            other => Framed::new(other, &mut String::new()).held(""),
+        }
+    }
+
+    fn parse(text: &'a str) -> Self {
+        match Object::parse(text) {
+            Ok(Ok(m)) => Held::Object(m),
+            Ok(Err(NotObject(kind))) => Held::Bad(format!("JSON {kind}, not an object")),
+            Err(e) => Held::Bad(format!("not JSON: {e}")),
+        }
+    }
 }
 
 /// Translates a whole stream held in memory; for tests, benchmarks and small inputs.

@@ -48,6 +48,8 @@ pub struct Lines<R> {
     number: u64,
     max: usize,
     hasher: Sha256,
+    /// False once the caller needs no more of the digest: then the hasher keeps what it had.
+    hashing: bool,
     current: Current,
 }
 
@@ -69,6 +71,7 @@ impl<R: Read> Lines<R> {
             number: 0,
             max: max_line_bytes,
             hasher: Sha256::new(),
+            hashing: true,
             current: Current::None,
         }
     }
@@ -83,11 +86,22 @@ impl<R: Read> Lines<R> {
         self.start == self.end
     }
 
-    /// SHA-256 of all bytes consumed so far, as lowercase hex.
+    /// SHA-256 of all bytes consumed so far (up to [`stop_hashing`](Self::stop_hashing), if
+    /// called), as lowercase hex.
     pub fn digest(&self) -> String {
         let mut h = self.hasher.clone();
-        h.update(&self.buf[self.hashed..self.start]);
+        if self.hashing {
+            h.update(&self.buf[self.hashed..self.start]);
+        }
         hex(&h.finalize())
+    }
+
+    /// Hashes no more input: the digest stays that of the bytes consumed so far.
+    pub fn stop_hashing(&mut self) {
+        if self.hashing {
+            self.hasher.update(&self.buf[self.hashed..self.start]);
+            self.hashing = false;
+        }
     }
 
     /// The next line with its 1-based number, or `None` at the end of input.
@@ -163,7 +177,9 @@ impl<R: Read> Lines<R> {
 
     /// Hashes what was consumed and moves what was not to the front of the buffer.
     fn compact(&mut self) {
-        self.hasher.update(&self.buf[self.hashed..self.start]);
+        if self.hashing {
+            self.hasher.update(&self.buf[self.hashed..self.start]);
+        }
         self.buf.copy_within(self.start..self.end, 0);
         self.end -= self.start;
         self.start = 0;

@@ -174,6 +174,10 @@ pub fn translate_ending<R: Read, W: Write>(
         }
         // The line is borrowed from the reader's buffer, which is asked for its digest too.
         stopped = run.line(lines.number(), Held::new(lines.frame()), &lines, diag);
+        if !run.whole_digest && !run.norm.context().input_digest.is_empty() {
+            // What the target derives from the input was derived at the first record.
+            lines.stop_hashing();
+        }
         run.flush(output, lines.would_wait())?;
     }
 
@@ -199,10 +203,14 @@ struct Run<'o> {
     decoded: Decoded,
     out: Vec<u8>,
     report: Report,
+    /// The encoder uses the digest of the whole input, not only of the lines before the first
+    /// record.
+    whole_digest: bool,
 }
 
 impl<'o> Run<'o> {
     fn new(opts: &'o Options, source: Option<Dialect>, encoder: Box<dyn Encode>) -> Self {
+        let whole_digest = encoder.needs_whole_digest();
         Run {
             opts,
             decoder: source.map(Dialect::decoder),
@@ -211,6 +219,7 @@ impl<'o> Run<'o> {
             decoded: Decoded::default(),
             out: Vec::with_capacity(OUT_BLOCK * 2),
             report: Report::default(),
+            whole_digest,
         }
     }
 
@@ -254,7 +263,7 @@ impl<'o> Run<'o> {
         let mut fate: Option<Fate> = self.decoded.folded.then_some(Fate::Absorbed);
         let first = sink.report.translated + sink.report.passed_through + sink.report.dropped == 0;
         for rec in self.decoded.records.drain(..) {
-            if first || matches!(rec.event, Event::Terminal(_)) {
+            if first || (self.whole_digest && matches!(rec.event, Event::Terminal(_))) {
                 // Ids derived from the input: at the first record, and for the terminal.
                 self.norm.set_input_digest(lines.digest());
             }
@@ -298,7 +307,9 @@ impl<'o> Run<'o> {
         diag: &mut dyn FnMut(Diagnostic),
         end: EndHook<'_>,
     ) {
-        self.norm.set_input_digest(lines.digest());
+        if self.whole_digest || self.norm.context().input_digest.is_empty() {
+            self.norm.set_input_digest(lines.digest());
+        }
         let mut sink = Sink { out: &mut self.out, report: &mut self.report };
         if let (None, Some(decoder)) = (&why, self.decoder.as_mut()) {
             self.decoded.clear();
@@ -488,4 +499,37 @@ pub fn validate<R: Read>(
         problem(n, p);
     }
     Ok(dialect)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn translated(input: &str, to: Dialect) -> String {
+        let (out, _, diags) = translate_bytes(input.as_bytes(), &Options::new(Some(Dialect::Localcode), to));
+        assert!(diags.is_empty(), "{diags:?}");
+        String::from_utf8(out).unwrap()
+    }
+
+    fn first_line(out: &str) -> &str {
+        out.lines().find(|l| l.contains("thread_started") || l.contains("\"session\"")).unwrap()
+    }
+
+    #[test]
+    fn ids_made_at_the_start_derive_from_the_input_up_to_the_first_record_and_adal_ids_from_all_of_it() {
+        let head = "{\"type\": \"stage\", \"stage\": \"planning\"}\n";
+        let a = format!("{head}{{\"type\": \"notice\", \"text\": \"a\"}}\n");
+        let b = format!("{head}{{\"type\": \"notice\", \"text\": \"b\"}}\n");
+        for to in [Dialect::Wuu, Dialect::BaseContext] {
+            // The header goes out before the rest of the run is read: only what came before it
+            // can seed its id, so runs that begin alike share it.
+            assert_eq!(first_line(&translated(&a, to)), first_line(&translated(&b, to)), "{to}");
+            let other_start = a.replace("planning", "editing");
+            assert_ne!(first_line(&translated(&a, to)), first_line(&translated(&other_start, to)), "{to}");
+        }
+        // adal's complete comes last: its derived session id covers the whole input.
+        let id = |out: String| out.lines().last().unwrap().to_string();
+        assert_ne!(id(translated(&a, Dialect::Adal)), id(translated(&b, Dialect::Adal)));
+        assert_eq!(id(translated(&a, Dialect::Adal)), id(translated(&a, Dialect::Adal)));
+    }
 }

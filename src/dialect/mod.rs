@@ -210,6 +210,13 @@ pub trait Encode {
     fn carries_summaries(&self) -> bool {
         false
     }
+
+    /// Whether the encoder uses the digest of the whole input at the end of the run (loom's
+    /// `transcript_digest`, an id derived for adal's `complete`). Where it does not, the input
+    /// is hashed only up to the first record, whose digest seeds ids made at the start.
+    fn needs_whole_digest(&self) -> bool {
+        false
+    }
 }
 
 /// Whether `kind` is a record kind of `dialect`'s contract and of no other agent's (canonical

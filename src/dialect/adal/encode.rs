@@ -74,6 +74,10 @@ fn status_word(s: ToolStatus) -> &'static str {
 }
 
 impl Encode for Encoder {
+    fn needs_whole_digest(&self) -> bool {
+        true
+    }
+
     fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
         let own = rec.origin == Dialect::Adal;
         let extra = own.then_some(&rec.extra);

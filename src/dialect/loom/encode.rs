@@ -181,6 +181,10 @@ impl Encoder {
 }
 
 impl Encode for Encoder {
+    fn needs_whole_digest(&self) -> bool {
+        true
+    }
+
     fn carries_summaries(&self) -> bool {
         true
     }

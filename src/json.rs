@@ -2,11 +2,7 @@
 //! one way (counts as strings or integers, booleans as strings), and writing lines in the
 //! layout a given agent uses on the wire.
 
-use std::io;
-
-use serde::Serialize;
-use serde_json::ser::{CompactFormatter, Formatter};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// How an agent lays out its JSON lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,175 +19,171 @@ pub enum Layout {
     Go,
 }
 
-/// Go's `encoding/json` string escaping, on compact output.
-struct GoFormatter;
-
-impl Formatter for GoFormatter {
-    fn write_string_fragment<W: ?Sized + io::Write>(&mut self, w: &mut W, fragment: &str) -> io::Result<()> {
-        // Scan bytes: `<`, `>`, `&` are ASCII, and U+2028/U+2029 are E2 80 A8/A9 in UTF-8.
-        // Most fragments hold none of them: one table lookup per byte says so.
-        const MARK: [bool; 256] = {
-            let mut t = [false; 256];
-            t[b'<' as usize] = true;
-            t[b'>' as usize] = true;
-            t[b'&' as usize] = true;
-            t[0xE2] = true;
-            t
-        };
-        let bytes = fragment.as_bytes();
-        if !bytes.iter().any(|&b| MARK[b as usize]) {
-            return w.write_all(bytes);
+/// The index of the first byte at or after `i` that a JSON string cannot hold as it is: a
+/// control character, `"` or `\`, and for Go also `<`, `>`, `&` and the lead byte of U+2028 and
+/// U+2029. Eight bytes at a time: most text has none of them, and this runs over every byte
+/// written.
+fn next_special(bytes: &[u8], mut i: usize, go: bool) -> usize {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let zero = |v: u64| v.wrapping_sub(LO) & !v & HI;
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let x = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
+        // Bytes below 0x20, then bytes equal to each special. The lowest flag is always a real
+        // match (borrows only flag bytes above one), which is the one wanted.
+        let mut m = x.wrapping_sub(LO * 0x20) & !x & HI;
+        m |= zero(x ^ (LO * u64::from(b'"'))) | zero(x ^ (LO * u64::from(b'\\')));
+        if go {
+            for b in [b'<', b'>', b'&', 0xE2] {
+                m |= zero(x ^ (LO * u64::from(b)));
+            }
         }
-        let mut start = 0;
-        let mut i = 0;
-        while i < bytes.len() {
-            let (escape, len): (&[u8], usize) = match bytes[i] {
-                b'<' => (b"\\u003c", 1),
-                b'>' => (b"\\u003e", 1),
-                b'&' => (b"\\u0026", 1),
-                0xE2 if bytes.get(i + 1) == Some(&0x80) && bytes.get(i + 2) == Some(&0xA8) => (b"\\u2028", 3),
-                0xE2 if bytes.get(i + 1) == Some(&0x80) && bytes.get(i + 2) == Some(&0xA9) => (b"\\u2029", 3),
+        if m != 0 {
+            return i + (m.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b < 0x20 || b == b'"' || b == b'\\' || (go && matches!(b, b'<' | b'>' | b'&' | 0xE2)) {
+            return i;
+        }
+        i += 1;
+    }
+    i
+}
+
+/// Appends `s` as a JSON string: raw UTF-8 with the escapes JSON requires, as serde_json and
+/// Python (`ensure_ascii=False`) write them; for Go, as `encoding/json` writes them.
+pub fn write_str(out: &mut Vec<u8>, s: &str, layout: Layout) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let go = layout == Layout::Go;
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let (mut start, mut i) = (0, 0);
+    loop {
+        i = next_special(bytes, i, go);
+        let Some(&b) = bytes.get(i) else { break };
+        let mut len = 1;
+        let short: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x08 if !go => b"\\b",
+            0x0C if !go => b"\\f",
+            b'<' => b"\\u003c",
+            b'>' => b"\\u003e",
+            b'&' => b"\\u0026",
+            0xE2 => match bytes.get(i + 1..i + 3) {
+                Some([0x80, 0xA8]) => b"\\u2028",
+                Some([0x80, 0xA9]) => b"\\u2029",
                 _ => {
                     i += 1;
                     continue;
                 }
-            };
-            w.write_all(&bytes[start..i])?;
-            w.write_all(escape)?;
-            i += len;
-            start = i;
+            },
+            _ => b"",
+        };
+        out.extend_from_slice(&bytes[start..i]);
+        if short.is_empty() {
+            out.extend_from_slice(&[b'\\', b'u', b'0', b'0', HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
+        } else {
+            if b == 0xE2 {
+                len = 3;
+            }
+            out.extend_from_slice(short);
         }
-        w.write_all(&bytes[start..])
+        i += len;
+        start = i;
     }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
 
-    fn write_char_escape<W: ?Sized + io::Write>(
-        &mut self,
-        w: &mut W,
-        escape: serde_json::ser::CharEscape,
-    ) -> io::Result<()> {
-        use serde_json::ser::CharEscape;
-        match escape {
-            CharEscape::Backspace => w.write_all(b"\\u0008"),
-            CharEscape::FormFeed => w.write_all(b"\\u000c"),
-            other => CompactFormatter.write_char_escape(w, other),
+/// Appends `v` in `layout`: members in their order, or sorted by key at every depth for the
+/// sorted layouts.
+pub fn write_value(out: &mut Vec<u8>, v: &Value, layout: Layout) {
+    match v {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Number(n) => {
+            // serde_json's own formatting (itoa, ryu), which cannot fail on a Vec.
+            let _ = serde_json::to_writer(&mut *out, n);
+        }
+        Value::String(s) => write_str(out, s, layout),
+        Value::Array(a) => {
+            out.push(b'[');
+            for (n, x) in a.iter().enumerate() {
+                if n > 0 {
+                    out.extend_from_slice(separators(layout).0);
+                }
+                write_value(out, x, layout);
+            }
+            out.push(b']');
+        }
+        Value::Object(m) => {
+            if sorted(layout) && m.len() > 1 {
+                let mut members: Vec<(&String, &Value)> = m.iter().collect();
+                members.sort_unstable_by_key(|p| p.0);
+                write_members(out, members.into_iter(), layout);
+            } else {
+                write_members(out, m.iter(), layout);
+            }
         }
     }
 }
 
-/// Serializes `v` (a key, a value) in `layout` onto `out`.
-fn write_value<T: Serialize + ?Sized>(out: &mut Vec<u8>, v: &T, layout: Layout) {
-    let result = match layout {
-        Layout::Compact => v.serialize(&mut serde_json::Serializer::with_formatter(&mut *out, CompactFormatter)),
-        Layout::Spaced => v.serialize(&mut serde_json::Serializer::with_formatter(&mut *out, SpacedFormatter)),
-        Layout::Sorted => v.serialize(&mut serde_json::Serializer::with_formatter(&mut *out, CompactFormatter)),
-        Layout::Go => v.serialize(&mut serde_json::Serializer::with_formatter(&mut *out, GoFormatter)),
-    };
-    debug_assert!(result.is_ok());
+fn sorted(layout: Layout) -> bool {
+    matches!(layout, Layout::Sorted | Layout::Go)
+}
+
+/// Between members or elements, and between a key and its value.
+fn separators(layout: Layout) -> (&'static [u8], &'static [u8]) {
+    if layout == Layout::Spaced {
+        (b", ", b": ")
+    } else {
+        (b",", b":")
+    }
+}
+
+fn write_members<'v, K: AsRef<str> + 'v>(
+    out: &mut Vec<u8>,
+    members: impl Iterator<Item = (K, &'v Value)>,
+    layout: Layout,
+) {
+    let (comma, colon) = separators(layout);
+    out.push(b'{');
+    for (n, (k, v)) in members.enumerate() {
+        if n > 0 {
+            out.extend_from_slice(comma);
+        }
+        write_str(out, k.as_ref(), layout);
+        out.extend_from_slice(colon);
+        write_value(out, v, layout);
+    }
+    out.push(b'}');
 }
 
 /// Appends an object given as (key, value) pairs, and a newline, in the given layout: pairs in
 /// order, or sorted by key (and nested objects too) for the sorted layouts.
 pub fn write_pairs<V: std::borrow::Borrow<Value>>(out: &mut Vec<u8>, pairs: &[(&str, V)], layout: Layout) {
-    let sorted = matches!(layout, Layout::Sorted | Layout::Go);
-    let mut order: Vec<usize> = (0..pairs.len()).collect();
-    if sorted {
-        order.sort_unstable_by_key(|&i| pairs[i].0);
+    if sorted(layout) {
+        let mut order: Vec<(&str, &Value)> = pairs.iter().map(|(k, v)| (*k, v.borrow())).collect();
+        order.sort_unstable_by_key(|p| p.0);
+        write_members(out, order.into_iter(), layout);
+    } else {
+        write_members(out, pairs.iter().map(|(k, v)| (*k, v.borrow())), layout);
     }
-    let (comma, colon): (&[u8], &[u8]) = if layout == Layout::Spaced { (b", ", b": ") } else { (b",", b":") };
-    out.push(b'{');
-    for (n, &i) in order.iter().enumerate() {
-        if n > 0 {
-            out.extend_from_slice(comma);
-        }
-        let (k, v) = (&pairs[i].0, pairs[i].1.borrow());
-        write_value(out, *k, layout);
-        out.extend_from_slice(colon);
-        if sorted {
-            write_value(out, &SortedRef(v), layout);
-        } else {
-            write_value(out, v, layout);
-        }
-    }
-    out.extend_from_slice(b"}\n");
+    out.push(b'\n');
 }
 
-struct SortedMap<'a>(&'a Map<String, Value>);
-
-impl Serialize for SortedMap<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut keys: Vec<&String> = self.0.keys().collect();
-        keys.sort_unstable();
-        let mut map = s.serialize_map(Some(keys.len()))?;
-        for k in keys {
-            map.serialize_entry(k, &SortedRef(&self.0[k]))?;
-        }
-        map.end()
-    }
-}
-
-/// Serializes a value with the members of every object in key order, without copying it.
-struct SortedRef<'a>(&'a Value);
-
-impl Serialize for SortedRef<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeSeq;
-        match self.0 {
-            Value::Object(m) => SortedMap(m).serialize(s),
-            Value::Array(a) => {
-                let mut seq = s.serialize_seq(Some(a.len()))?;
-                for x in a {
-                    seq.serialize_element(&SortedRef(x))?;
-                }
-                seq.end()
-            }
-            other => other.serialize(s),
-        }
-    }
-}
-
-/// Python's default `json.dumps` separators: `", "` and `": "`.
-struct SpacedFormatter;
-
-impl Formatter for SpacedFormatter {
-    fn begin_array_value<W: ?Sized + io::Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
-        if first {
-            Ok(())
-        } else {
-            w.write_all(b", ")
-        }
-    }
-
-    fn begin_object_key<W: ?Sized + io::Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
-        if first {
-            Ok(())
-        } else {
-            w.write_all(b", ")
-        }
-    }
-
-    fn begin_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        w.write_all(b": ")
-    }
-}
-
-/// Appends `value` and a newline to `out` in the given layout. Strings are raw UTF-8 with the
-/// escapes JSON requires (the same set Python writes with `ensure_ascii=False`).
-pub fn write_line(out: &mut Vec<u8>, value: &impl Serialize, layout: Layout) {
-    // Writing to a Vec cannot fail, and our values have string keys only.
-    let result = match layout {
-        Layout::Compact => value.serialize(&mut serde_json::Serializer::with_formatter(&mut *out, CompactFormatter)),
-        Layout::Spaced => value.serialize(&mut serde_json::Serializer::with_formatter(&mut *out, SpacedFormatter)),
-        Layout::Sorted => match serde_json::to_value(value) {
-            Ok(v) => SortedRef(&v).serialize(&mut serde_json::Serializer::with_formatter(&mut *out, CompactFormatter)),
-            Err(e) => Err(e),
-        },
-        Layout::Go => match serde_json::to_value(value) {
-            Ok(v) => SortedRef(&v).serialize(&mut serde_json::Serializer::with_formatter(&mut *out, GoFormatter)),
-            Err(e) => Err(e),
-        },
-    };
-    debug_assert!(result.is_ok());
+/// Appends `value` and a newline to `out` in the given layout.
+pub fn write_line(out: &mut Vec<u8>, value: &Value, layout: Layout) {
+    write_value(out, value, layout);
     out.push(b'\n');
 }
 
@@ -247,6 +239,7 @@ pub fn char_len(s: &str) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use serde_json::json;
 
     #[test]
@@ -278,6 +271,82 @@ mod tests {
             String::from_utf8(out).unwrap(),
             "{\"a\":{\"y\":\"\\u0008\\u000c\\n\\u2028é\",\"z\":\"\\u003ca\\u0026b\\u003e\"},\"b\":1}\n"
         );
+    }
+
+    fn arb_value() -> impl Strategy<Value = Value> {
+        // Strings mixing plain text with everything that needs escaping, in every position
+        // relative to the scanner's eight-byte words.
+        let text = proptest::collection::vec(
+            prop_oneof![
+                Just("\"".to_string()),
+                Just("\\".to_string()),
+                Just("\u{2028}\u{2029}\u{e2}".to_string()),
+                Just("<&>".to_string()),
+                (0u8..0x20).prop_map(|b| char::from(b).to_string()),
+                "[a-z é🙂\u{7f}]{0,12}",
+            ],
+            0..8,
+        )
+        .prop_map(|parts| parts.concat());
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            (-1e6f64..1e6).prop_map(Value::from),
+            text.clone().prop_map(Value::from),
+        ];
+        leaf.prop_recursive(3, 24, 4, move |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                proptest::collection::vec((text.clone(), inner), 0..4)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// A copy of `v` whose objects hold their members in key order.
+    fn key_ordered(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                Value::Object(keys.into_iter().map(|k| (k.clone(), key_ordered(&m[k]))).collect())
+            }
+            Value::Array(a) => Value::Array(a.iter().map(key_ordered).collect()),
+            other => other.clone(),
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn compact_and_sorted_output_is_byte_for_byte_serde_json(v in arb_value()) {
+            let mut out = Vec::new();
+            write_value(&mut out, &v, Layout::Compact);
+            prop_assert_eq!(String::from_utf8(out).unwrap(), serde_json::to_string(&v).unwrap());
+            let mut out = Vec::new();
+            write_value(&mut out, &v, Layout::Sorted);
+            prop_assert_eq!(String::from_utf8(out).unwrap(), serde_json::to_string(&key_ordered(&v)).unwrap());
+        }
+
+        #[test]
+        fn go_output_differs_from_sorted_only_in_go_escapes(v in arb_value()) {
+            let (mut go, mut plain) = (Vec::new(), Vec::new());
+            write_value(&mut go, &v, Layout::Go);
+            write_value(&mut plain, &v, Layout::Sorted);
+            let expected = String::from_utf8(plain)
+                .unwrap()
+                .replace("\\\\", "\u{0}")
+                .replace("\\b", "\\u0008")
+                .replace("\\f", "\\u000c")
+                .replace('\u{0}', "\\\\")
+                .replace('<', "\\u003c")
+                .replace('>', "\\u003e")
+                .replace('&', "\\u0026")
+                .replace('\u{2028}', "\\u2028")
+                .replace('\u{2029}', "\\u2029");
+            prop_assert_eq!(String::from_utf8(go).unwrap(), expected);
+        }
     }
 
     #[test]

@@ -103,7 +103,7 @@ impl Encode for Encoder {
             let mut m = Map::with_capacity(line.len() + 1);
             m.insert("v".into(), Value::from(VERSION));
             m.extend(line.clone());
-            write_line(sink.out, &m, Layout::Compact);
+            write_line(sink.out, &Value::Object(m), Layout::Compact);
             return Fate::PassedThrough;
         }
         // `{"v":1,` + the event's own members (`type` first) + `dialect` and `extra`: the

@@ -1,51 +1,134 @@
-//! Throughput of the whole pipeline (framing, decode, normalize, encode) on synthetic streams
-//! of realistic shape, per source and target. `cargo bench` runs it; compare runs with
-//! criterion's saved baselines (`--save-baseline`, `--baseline`).
+//! Throughput of agentgate, over corpora generated from the fixture transcripts
+//! (`benches/support/corpus.rs`: tool outputs of 400 B to 16 KB among short lines, distinct ids):
+//!
+//! - `decode/<dialect>`: framing, scanning each line and the dialect's decoder, alone;
+//! - `encode/<dialect>`: the normalizer and the dialect's encoder, from records decoded ahead
+//!   (from the localcode corpus, the richest in kinds), alone;
+//! - `translate/<from>-to-<to>`: the whole pipeline, for every pair of dialects;
+//! - `summary/fixtures`: `agentgate summary` over every fixture.
+//!
+//! `cargo bench` runs them all (a few minutes); `cargo bench -- decode/` one group. Compare runs
+//! with criterion's baselines (`--save-baseline`, `--baseline`). `scripts/bench.sh` measures
+//! the binary on 200 MB corpora beside the parse-and-print floors and jq.
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use std::time::Duration;
 
-use agentgate::{translate_bytes, Dialect, Options};
+use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 
-/// A localcode run with `rounds` rounds: thinking, text, two tool calls and usage each.
-fn localcode_stream(rounds: usize) -> Vec<u8> {
-    let mut s = String::new();
-    for r in 0..rounds {
-        s.push_str("{\"type\": \"thinking_start\", \"reset\": \"false\"}\n");
-        s.push_str(&format!("{{\"type\": \"thinking_chunk\", \"chunk\": \"Round {r}: weigh the next step carefully before acting.\"}}\n"));
-        s.push_str("{\"type\": \"stream_start\"}\n");
-        s.push_str("{\"type\": \"content\", \"chunk\": \"Reading the module — 模块 🙂 — and its tests.\", \"chars\": \"43\"}\n");
-        for i in 0..2 {
-            s.push_str(&format!("{{\"type\": \"tool_start\", \"name\": \"read_file\", \"args\": \"src/mod_{r}_{i}.py\", \"index\": \"{i}\"}}\n"));
-        }
-        for i in 0..2 {
-            s.push_str(&format!(
-                "{{\"type\": \"tool_result\", \"name\": \"read_file\", \"args\": \"src/mod_{r}_{i}.py\", \"index\": \"{i}\", \"result\": \"def f():\\n    return {r}\\n\", \"error\": \"false\"}}\n"
-            ));
-        }
-        s.push_str("{\"type\": \"turn_tokens\", \"prompt_tokens\": \"1200\", \"completion_tokens\": \"80\", \"total_tokens\": \"1280\"}\n");
+use agentgate::dialect::{Decoded, Dialect, EncodeOptions, Record, Sink};
+use agentgate::framing::{Frame, Lines};
+use agentgate::normalize::Normalizer;
+use agentgate::object::Object;
+use agentgate::report::Report;
+use agentgate::{translate_bytes, Options};
+
+#[path = "support/corpus.rs"]
+#[allow(dead_code)]
+mod corpus;
+
+/// Bytes per generated corpus: enough for every line kind many times over, small enough for
+/// criterion's repetitions.
+const CORPUS_BYTES: usize = 4_000_000;
+
+/// The fixture each dialect's corpus is scaled from.
+fn fixture(d: Dialect) -> &'static str {
+    match d {
+        Dialect::Localcode => "localcode/success.jsonl",
+        Dialect::Adal => "adal/success.jsonl",
+        Dialect::Wuu => "wuu/success.jsonl",
+        Dialect::Loom => "loom/approval-required.jsonl",
+        Dialect::BaseContext => "base-context/success.jsonl",
+        Dialect::Canonical => "canonical/cumulative-usage.jsonl",
     }
-    s.push_str("{\"type\": \"done\"}\n");
-    s.push_str(&format!(
-        "{{\"type\": \"result\", \"status\": \"ok\", \"exit_code\": 0, \"reason\": \"completed\", \"final_text\": \"done\", \"tokens\": {{\"prompt\": {}, \"completion\": {}, \"total\": {}}}}}\n",
-        1200 * rounds,
-        80 * rounds,
-        1280 * rounds
-    ));
-    s.into_bytes()
+}
+
+fn corpus(d: Dialect) -> Vec<u8> {
+    let path = format!("{}/tests/fixtures/{}", env!("CARGO_MANIFEST_DIR"), fixture(d));
+    let text = std::fs::read_to_string(&path).expect("fixture");
+    let mut out = Vec::with_capacity(CORPUS_BYTES + 64 * 1024);
+    corpus::scale(&text, CORPUS_BYTES, &mut out).expect("corpus");
+    out
+}
+
+/// Decodes a whole stream; the number of records, so nothing is optimized away.
+fn decode_all(input: &[u8], d: Dialect) -> usize {
+    let mut lines = Lines::new(input, usize::MAX);
+    let mut decoder = d.decoder();
+    let mut decoded = Decoded::default();
+    let mut records = 0;
+    while let Ok(Some((_, frame))) = lines.next_frame() {
+        if let Frame::Text(text) = frame {
+            if let Ok(Ok(obj)) = Object::parse(text) {
+                decoded.clear();
+                let _ = decoder.decode(obj, &mut decoded);
+                records += decoded.records.len();
+            }
+        }
+    }
+    decoded.clear();
+    decoder.finish(&mut decoded);
+    records + decoded.records.len()
+}
+
+fn records_of(input: &[u8], d: Dialect) -> Vec<Record> {
+    let mut lines = Lines::new(input, usize::MAX);
+    let mut decoder = d.decoder();
+    let mut decoded = Decoded::default();
+    while let Ok(Some((_, frame))) = lines.next_frame() {
+        if let Frame::Text(text) = frame {
+            if let Ok(Ok(obj)) = Object::parse(text) {
+                let _ = decoder.decode(obj, &mut decoded);
+            }
+        }
+    }
+    decoder.finish(&mut decoded);
+    decoded.records
 }
 
 fn bench(c: &mut Criterion) {
-    let localcode = localcode_stream(2_000);
-    let sources: Vec<(Dialect, Vec<u8>)> = vec![
-        (Dialect::Adal, translate_bytes(&localcode, &Options::new(Some(Dialect::Localcode), Dialect::Adal)).0),
-        (
-            Dialect::Canonical,
-            translate_bytes(&localcode, &Options::new(Some(Dialect::Localcode), Dialect::Canonical)).0,
-        ),
-        (Dialect::Localcode, localcode),
-    ];
+    let corpora: Vec<(Dialect, Vec<u8>)> = Dialect::all().map(|d| (d, corpus(d))).collect();
+
+    let mut group = c.benchmark_group("decode");
+    group.sample_size(10).measurement_time(Duration::from_secs(2));
+    for (d, input) in &corpora {
+        group.throughput(Throughput::Bytes(input.len() as u64));
+        group.bench_with_input(BenchmarkId::from_parameter(d), input, |b, input| b.iter(|| decode_all(input, *d)));
+    }
+    group.finish();
+
+    // Encoders, fed the same records; throughput is counted in the source bytes they stand for.
+    let (source, input) = &corpora[0];
+    let records = records_of(input, *source);
+    let mut group = c.benchmark_group("encode");
+    group.sample_size(10).measurement_time(Duration::from_secs(2));
+    group.throughput(Throughput::Bytes(input.len() as u64));
+    for to in Dialect::all() {
+        group.bench_function(BenchmarkId::from_parameter(to), |b| {
+            b.iter_batched(
+                || records.clone(),
+                |records| {
+                    let mut encoder = to.encoder(&EncodeOptions::default());
+                    let mut norm = Normalizer::new(*source);
+                    let (mut out, mut report) = (Vec::with_capacity(1 << 20), Report::default());
+                    let mut sink = Sink { out: &mut out, report: &mut report };
+                    for rec in records {
+                        norm.process(rec, encoder.as_mut(), &mut sink);
+                        if sink.out.len() > 1 << 20 {
+                            sink.out.clear();
+                        }
+                    }
+                    norm.finish(None, encoder.as_mut(), &mut sink);
+                    out.len()
+                },
+                BatchSize::LargeInput,
+            )
+        });
+    }
+    group.finish();
+
     let mut group = c.benchmark_group("translate");
-    for (from, input) in &sources {
+    group.sample_size(10).measurement_time(Duration::from_secs(2));
+    for (from, input) in &corpora {
         group.throughput(Throughput::Bytes(input.len() as u64));
         for to in Dialect::all() {
             let opts = Options::new(Some(*from), to);

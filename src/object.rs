@@ -20,7 +20,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::json::{count, Count};
+use crate::json::{count, write_str, write_value, Count, Layout};
 
 /// Objects with more members than this are checked for repeated keys through a real map.
 const SMALL: usize = 32;
@@ -176,6 +176,27 @@ impl<'a> Object<'a> {
             Some(i) => self.members[i].1 = Member::Value(value),
             None => self.members.push((Cow::Owned(key), Member::Value(value))),
         }
+    }
+
+    /// The object as JSON text: raw members copied as they came, keys and inserted values
+    /// written anew. For handing the members to a serde `Deserialize` without a `Value` tree.
+    pub fn to_json(&self) -> String {
+        let mut out = Vec::with_capacity(self.members.iter().map(|(k, _)| k.len() + 16).sum::<usize>() + 2);
+        out.push(b'{');
+        for (n, (k, v)) in self.members.iter().enumerate() {
+            if n > 0 {
+                out.push(b',');
+            }
+            write_str(&mut out, k, Layout::Compact);
+            out.push(b':');
+            match v {
+                Member::Raw(r) => out.extend_from_slice(r.get().as_bytes()),
+                Member::Value(v) => write_value(&mut out, v, Layout::Compact),
+            }
+        }
+        out.push(b'}');
+        // Only valid UTF-8 went in: the line's own text, and what the writer made of strings.
+        String::from_utf8(out).unwrap_or_default()
     }
 
     /// The members left, as a map: what the decoder had no field for.
@@ -426,6 +447,14 @@ mod tests {
         assert_eq!(o.take_str("a").as_deref(), Some("100.0"));
         assert_eq!(o.take_str("b").as_deref(), Some("-7"));
         assert_eq!(o.take_str("c").as_deref(), Some("true"));
+    }
+
+    #[test]
+    fn the_json_text_of_an_object_is_its_members_raw_and_inserted() {
+        let mut o = obj(r#"{"a" : [1, 2],"k\u00e9":"x\ny","b":1}"#);
+        o.insert("b", json!({"z": "é"}));
+        o.remove("a");
+        assert_eq!(o.to_json(), r#"{"ké":"x\ny","b":{"z":"é"}}"#);
     }
 
     #[test]

@@ -73,8 +73,12 @@ impl Decode for Decoder {
             return Err(LineError::bad(problem));
         }
         m.insert("type", Value::String(kind.clone()));
-        let event: Event =
-            serde_json::from_value(Value::Object(m.into_fields())).map_err(|e| LineError::bad(format!("{kind}: {e}")))?;
+        // Straight from the members' text into the event: no Value tree on the way.
+        let event: Event = serde_json::from_str(&m.to_json()).map_err(|e| {
+            // The position is in the rebuilt text, not the line: leave it out.
+            let why = e.to_string();
+            LineError::bad(format!("{kind}: {}", why.split(" at line ").next().unwrap_or(&why)))
+        })?;
         out.push(Record { event, origin, extra });
         Ok(())
     }

@@ -21,9 +21,39 @@ pub enum Layout {
 
 /// The index of the first byte at or after `i` that a JSON string cannot hold as it is: a
 /// control character, `"` or `\`, and for Go also `<`, `>`, `&` and the lead byte of U+2028 and
-/// U+2029. Eight bytes at a time: most text has none of them, and this runs over every byte
-/// written.
+/// U+2029. This runs over every byte written, and most text has none of them: sixteen bytes
+/// at a time with SSE2 (part of every x86-64), else eight at a time in a machine word.
 fn next_special(bytes: &[u8], mut i: usize, go: bool) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is in the x86-64 baseline, so these instructions always exist; every
+        // load reads 16 bytes at `i`, and `i + 16 <= bytes.len()` holds for each.
+        unsafe {
+            let at = |b: u8| _mm_set1_epi8(b as i8);
+            let (c1f, quote, backslash) = (at(0x1F), at(b'"'), at(b'\\'));
+            // `<` and `>` differ in bit 1 only, `"` and `&` in bit 2 only: one compare each.
+            let (two, angle, four, amp, e2) = (at(0x02), at(b'>'), at(0x04), at(b'&'), at(0xE2));
+            while i + 16 <= bytes.len() {
+                let x = _mm_loadu_si128(bytes.as_ptr().add(i).cast());
+                // Unsigned x <= 0x1F: max(x, 0x1F) == 0x1F.
+                let mut m = _mm_cmpeq_epi8(_mm_max_epu8(x, c1f), c1f);
+                m = _mm_or_si128(m, _mm_cmpeq_epi8(x, backslash));
+                if go {
+                    m = _mm_or_si128(m, _mm_cmpeq_epi8(_mm_or_si128(x, two), angle));
+                    m = _mm_or_si128(m, _mm_cmpeq_epi8(_mm_or_si128(x, four), amp));
+                    m = _mm_or_si128(m, _mm_cmpeq_epi8(x, e2));
+                } else {
+                    m = _mm_or_si128(m, _mm_cmpeq_epi8(x, quote));
+                }
+                let mask = _mm_movemask_epi8(m);
+                if mask != 0 {
+                    return i + mask.trailing_zeros() as usize;
+                }
+                i += 16;
+            }
+        }
+    }
     const LO: u64 = 0x0101_0101_0101_0101;
     const HI: u64 = 0x8080_8080_8080_8080;
     let zero = |v: u64| v.wrapping_sub(LO) & !v & HI;

@@ -239,10 +239,21 @@ pub fn count(v: &Value) -> Count {
 /// The first `max` characters (Unicode scalar values, as Python counts them) of `s`, cut on a
 /// character boundary, and whether anything was cut.
 pub fn cut_chars(s: &str, max: usize) -> (&str, bool) {
-    match s.char_indices().nth(max) {
-        Some((at, _)) => (&s[..at], true),
-        None => (s, false),
+    if s.len() <= max {
+        // No more bytes than the limit: no more characters either.
+        return (s, false);
     }
+    // The byte where character `max` starts: count the bytes that start a character.
+    let mut seen = 0;
+    for (at, &b) in s.as_bytes().iter().enumerate() {
+        if b & 0xC0 != 0x80 {
+            if seen == max {
+                return (&s[..at], true);
+            }
+            seen += 1;
+        }
+    }
+    (s, false)
 }
 
 /// Splits `s` into pieces of at most `max` characters each, on character boundaries. An
@@ -357,6 +368,15 @@ mod tests {
             let mut out = Vec::new();
             write_value(&mut out, &v, Layout::Sorted);
             prop_assert_eq!(String::from_utf8(out).unwrap(), serde_json::to_string(&key_ordered(&v)).unwrap());
+        }
+
+        #[test]
+        fn cutting_keeps_the_first_max_characters(s in "[a-zé🙂\u{301}]{0,40}", max in 0usize..45) {
+            let want = match s.char_indices().nth(max) {
+                Some((at, _)) => (&s[..at], true),
+                None => (s.as_str(), false),
+            };
+            prop_assert_eq!(cut_chars(&s, max), want);
         }
 
         #[test]

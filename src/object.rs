@@ -81,11 +81,64 @@ impl Member<'_> {
 /// The text of a JSON string literal: borrowed when it has no escapes.
 fn raw_str(text: &str) -> Option<Cow<'_, str>> {
     let inner = text.strip_prefix('"')?.strip_suffix('"')?;
-    if inner.contains('\\') {
-        serde_json::from_str::<String>(text).ok().map(Cow::Owned)
-    } else {
-        Some(Cow::Borrowed(inner))
+    if memchr::memchr(b'\\', inner.as_bytes()).is_none() {
+        return Some(Cow::Borrowed(inner));
     }
+    // Anything the fast path does not take (a lone surrogate, say) is left to serde_json.
+    unescape(inner).or_else(|| serde_json::from_str::<String>(text).ok()).map(Cow::Owned)
+}
+
+/// Decodes the escapes of a string literal's inside, already checked as JSON: the runs
+/// between backslashes are copied whole. `None` for what it does not handle.
+fn unescape(inner: &str) -> Option<String> {
+    let bytes = inner.as_bytes();
+    let mut out = String::with_capacity(inner.len());
+    let mut i = 0;
+    for at in memchr::memchr_iter(b'\\', bytes) {
+        if at < i {
+            // The second backslash of an escaped one.
+            continue;
+        }
+        // A backslash is ASCII, so both ends of the run are character boundaries.
+        out.push_str(&inner[i..at]);
+        i = at + 2;
+        let c = match *bytes.get(at + 1)? {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => {
+                let hi = hex4(bytes.get(i..i + 4)?)?;
+                i += 4;
+                match hi {
+                    0xD800..=0xDBFF => {
+                        if bytes.get(i..i + 2)? != b"\\u" {
+                            return None;
+                        }
+                        let lo = hex4(bytes.get(i + 2..i + 6)?)?;
+                        if !(0xDC00..=0xDFFF).contains(&lo) {
+                            return None;
+                        }
+                        i += 6;
+                        char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00))?
+                    }
+                    _ => char::from_u32(hi)?,
+                }
+            }
+            _ => return None,
+        };
+        out.push(c);
+    }
+    out.push_str(&inner[i..]);
+    Some(out)
+}
+
+fn hex4(digits: &[u8]) -> Option<u32> {
+    digits.iter().try_fold(0, |n, &d| Some(n * 16 + char::from(d).to_digit(16)?))
 }
 
 /// A JSON object's members in order, values unparsed.
@@ -102,6 +155,13 @@ impl<'a> Object<'a> {
     /// Scans `text` as one JSON value: its members if it is an object, else what it is.
     pub fn parse(text: &'a str) -> Result<Result<Object<'a>, NotObject>, serde_json::Error> {
         let parsed = serde_json::from_str::<Parsed<'a>>(text)?;
+        if memchr::memmem::find_iter(text.as_bytes(), b"\\u")
+            .any(|at| matches!(text.as_bytes().get(at + 2), Some(b'd' | b'D')))
+        {
+            // The scan takes any \uXXXX; a lone surrogate is not a string serde_json (or Rust)
+            // can hold, and the line is refused as it always was. Rare: checked only here.
+            serde_json::from_str::<Value>(text)?;
+        }
         Ok(match parsed {
             Parsed::Object(members) => Ok(Object::deduplicated(members, text)?),
             Parsed::Other(kind) => Err(NotObject(kind)),
@@ -378,6 +438,7 @@ impl<'de> Deserialize<'de> for Parsed<'de> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use serde_json::json;
 
     fn obj(text: &str) -> Object<'_> {
@@ -421,6 +482,36 @@ mod tests {
         assert_eq!(o.take_str("esc").as_deref(), Some("a\"b\\né\n"));
         assert_eq!(o.take_str("keyA").as_deref(), Some("k"));
         assert!(o.is_empty());
+    }
+
+    proptest! {
+        #[test]
+        fn strings_with_escapes_are_taken_as_serde_json_reads_them(s in "[a-z\"\\\\/\n\t\u{1}\u{8}\u{c}é🙂\u{2028}]{0,24}", ascii in any::<bool>()) {
+            // serde_json's own escapes, and the \uXXXX form of everything (surrogate pairs
+            // for what is beyond the BMP) as ensure_ascii writers put it.
+            let literal = if ascii {
+                let mut l = String::from("\"");
+                for unit in s.encode_utf16() {
+                    l.push_str(&format!("\\u{unit:04X}"));
+                }
+                l + "\""
+            } else {
+                serde_json::to_string(&s).unwrap()
+            };
+            let line = format!("{{\"k\":{literal}}}");
+            prop_assert_eq!(obj(&line).take_str("k"), Some(s));
+        }
+    }
+
+    #[test]
+    fn a_line_with_a_lone_surrogate_is_refused_as_serde_json_refuses_it() {
+        for line in [r#"{"k":"a\ud800b"}"#, r#"{"k":{"n":["\uDC00"]}}"#] {
+            let ours = Object::parse(line).map(|_| ()).map_err(|e| e.to_string());
+            let theirs = serde_json::from_str::<Value>(line).map(|_| ()).map_err(|e| e.to_string());
+            assert!(ours.is_err());
+            assert_eq!(ours, theirs);
+        }
+        assert_eq!(obj(r#"{"k":"\ud83d\ude42"}"#).take_str("k").as_deref(), Some("🙂"));
     }
 
     #[test]

@@ -224,7 +224,13 @@ impl<'o> Run<'o> {
     }
 
     /// Translates one line; `Some` when the stream must stop here.
-    fn line<R: Read>(&mut self, n: u64, h: Held<'_>, lines: &Lines<R>, diag: &mut dyn FnMut(Diagnostic)) -> Option<Stop> {
+    fn line<R: Read>(
+        &mut self,
+        n: u64,
+        h: Held<'_>,
+        lines: &Lines<R>,
+        diag: &mut dyn FnMut(Diagnostic),
+    ) -> Option<Stop> {
         self.report.lines += 1;
         let mut bad = |report: &mut Report, message: String| {
             report.bad += 1;

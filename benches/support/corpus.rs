@@ -21,7 +21,10 @@ const OUTPUT_SIZES: [usize; 8] = [400, 1200, 3000, 600, 8000, 2000, 16000, 800];
 /// base-context's messages, its role.
 fn carries_output(v: &Value) -> bool {
     let kind = v["type"].as_str().or(v["kind"].as_str()).unwrap_or("");
-    kind.contains("result") || kind.contains("output") || kind.starts_with("tool_execution") || v["message"]["role"] == "toolResult"
+    kind.contains("result")
+        || kind.contains("output")
+        || kind.starts_with("tool_execution")
+        || v["message"]["role"] == "toolResult"
 }
 
 /// Members that hold a tool's output in some dialect.
@@ -68,7 +71,8 @@ pub fn scale(text: &str, bytes: usize, out: &mut impl Write) -> io::Result<()> {
     // The terminal record ends the stream once; a dialect without one (base-context) repeats
     // whole agent loops.
     let terminal = |line: &&str| {
-        let kind = serde_json::from_str::<Value>(line).ok().and_then(|v| v[&contract.type_field].as_str().map(String::from));
+        let kind =
+            serde_json::from_str::<Value>(line).ok().and_then(|v| v[&contract.type_field].as_str().map(String::from));
         contract.terminal.as_ref().is_some_and(|t| Some(&t.kind) == kind.as_ref())
     };
     let cut = if lines.last().is_some_and(terminal) { lines.len() - 1 } else { lines.len() };

@@ -9,8 +9,8 @@ use serde_json::{Map, Value};
 use strum::IntoEnumIterator;
 
 use crate::event::{Event, Fields};
-use crate::object::Object;
 use crate::normalize::Context;
+use crate::object::Object;
 use crate::report::{Fate, Report};
 
 pub mod adal;

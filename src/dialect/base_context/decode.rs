@@ -263,7 +263,8 @@ impl Decode for Decoder {
                         }
                     }
                     _ => {
-                        let line = whole_line(kind, Object::from(Map::from_iter([("assistantMessageEvent".to_string(), ev)])));
+                        let line =
+                            whole_line(kind, Object::from(Map::from_iter([("assistantMessageEvent".to_string(), ev)])));
                         out.push(own(Event::Extension { line }));
                     }
                 }
@@ -370,7 +371,9 @@ impl Decode for Decoder {
                 error: m.take_str("finalError"),
                 success: m.take_bool("success"),
             },
-            "session_action_update" => Event::Diagnostics { kind: kind.clone(), data: std::mem::take(&mut m).into_fields() },
+            "session_action_update" => {
+                Event::Diagnostics { kind: kind.clone(), data: std::mem::take(&mut m).into_fields() }
+            }
             _ => {
                 out.push(own(Event::Extension { line: whole_line(kind, m) }));
                 return Ok(());

@@ -12,10 +12,10 @@
 use serde_json::{Map, Value};
 
 use crate::dialect::{take_type, Decode, Decoded, Dialect, Encode, LineError, Record, Sink, Sniff};
-use crate::object::Object;
 use crate::event::{Event, Fields};
 use crate::json::{write_line, Layout};
 use crate::normalize::Context;
+use crate::object::Object;
 use crate::report::Fate;
 
 /// The format version written, and the only one read.

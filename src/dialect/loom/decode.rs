@@ -2,9 +2,7 @@ use serde_json::{Map, Value};
 
 use super::SCHEMA_VERSION;
 use crate::dialect::{take_kind, Decode, Decoded, Dialect, LineError, Record};
-use crate::event::{
-    Arguments, Basis, Event, Outcome, Scope, Summary, SummaryCall, Terminal, Tokens, ToolCall, Usage,
-};
+use crate::event::{Arguments, Basis, Event, Outcome, Scope, Summary, SummaryCall, Terminal, Tokens, ToolCall, Usage};
 use crate::object::Object;
 
 #[derive(Default)]

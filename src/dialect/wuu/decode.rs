@@ -285,8 +285,7 @@ impl Decode for Decoder {
                 t.error = m.take_str("error").filter(|e| !e.is_empty());
                 // A thread_id that is the current thread's was stripped; another one (or the only
                 // one, in a stream that never started a thread) names the session.
-                t.session_id =
-                    m.take_str("thread_id").filter(|s| !s.is_empty()).or_else(|| self.thread_id.clone());
+                t.session_id = m.take_str("thread_id").filter(|s| !s.is_empty()).or_else(|| self.thread_id.clone());
                 Event::Terminal(t)
             }
             _ => {

@@ -87,6 +87,18 @@ fn next_special(bytes: &[u8], mut i: usize, go: bool) -> usize {
 /// Python (`ensure_ascii=False`) write them; for Go, as `encoding/json` writes them.
 pub fn write_str(out: &mut Vec<u8>, s: &str, layout: Layout) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
+    // The letter of each two-character escape; 0 for bytes that have none.
+    const SHORT: [u8; 256] = {
+        let mut t = [0; 256];
+        t[b'"' as usize] = b'"';
+        t[b'\\' as usize] = b'\\';
+        t[b'\n' as usize] = b'n';
+        t[b'\r' as usize] = b'r';
+        t[b'\t' as usize] = b't';
+        t[0x08] = b'b';
+        t[0x0C] = b'f';
+        t
+    };
     let go = layout == Layout::Go;
     let bytes = s.as_bytes();
     out.reserve(bytes.len() + 2);
@@ -95,38 +107,32 @@ pub fn write_str(out: &mut Vec<u8>, s: &str, layout: Layout) {
     loop {
         i = next_special(bytes, i, go);
         let Some(&b) = bytes.get(i) else { break };
-        let mut len = 1;
-        let short: &[u8] = match b {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'\t' => b"\\t",
-            0x08 if !go => b"\\b",
-            0x0C if !go => b"\\f",
-            b'<' => b"\\u003c",
-            b'>' => b"\\u003e",
-            b'&' => b"\\u0026",
-            0xE2 => match bytes.get(i + 1..i + 3) {
-                Some([0x80, 0xA8]) => b"\\u2028",
-                Some([0x80, 0xA9]) => b"\\u2029",
-                _ => {
-                    i += 1;
-                    continue;
-                }
-            },
-            _ => b"",
-        };
         out.extend_from_slice(&bytes[start..i]);
-        if short.is_empty() {
-            out.extend_from_slice(&[b'\\', b'u', b'0', b'0', HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
+        let letter = SHORT[usize::from(b)];
+        if letter != 0 && !(go && (b == 0x08 || b == 0x0C)) {
+            // The common case (a newline, a quote): two bytes of constant length.
+            out.extend_from_slice(&[b'\\', letter]);
+            i += 1;
         } else {
-            if b == 0xE2 {
-                len = 3;
-            }
-            out.extend_from_slice(short);
+            let long: &[u8] = match b {
+                b'<' => b"\\u003c",
+                b'>' => b"\\u003e",
+                b'&' => b"\\u0026",
+                0xE2 => match bytes.get(i + 1..i + 3) {
+                    Some([0x80, 0xA8]) => b"\\u2028",
+                    Some([0x80, 0xA9]) => b"\\u2029",
+                    _ => {
+                        // Another character starting with E2: written as it is.
+                        start = i;
+                        i += 1;
+                        continue;
+                    }
+                },
+                _ => &[b'\\', b'u', b'0', b'0', HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]],
+            };
+            out.extend_from_slice(long);
+            i += if b == 0xE2 { 3 } else { 1 };
         }
-        i += len;
         start = i;
     }
     out.extend_from_slice(&bytes[start..]);

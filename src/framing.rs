@@ -11,6 +11,7 @@
 //! pipeline flushes its output then.
 
 use std::io::{self, Read};
+use std::sync::mpsc;
 
 use sha2::{Digest, Sha256};
 
@@ -47,9 +48,7 @@ pub struct Lines<R> {
     eof: bool,
     number: u64,
     max: usize,
-    hasher: Sha256,
-    /// False once the caller needs no more of the digest: then the hasher keeps what it had.
-    hashing: bool,
+    hasher: Hasher,
     current: Current,
 }
 
@@ -70,8 +69,7 @@ impl<R: Read> Lines<R> {
             eof: false,
             number: 0,
             max: max_line_bytes,
-            hasher: Sha256::new(),
-            hashing: true,
+            hasher: Hasher::Here(Sha256::new(), true),
             current: Current::None,
         }
     }
@@ -89,19 +87,13 @@ impl<R: Read> Lines<R> {
     /// SHA-256 of all bytes consumed so far (up to [`stop_hashing`](Self::stop_hashing), if
     /// called), as lowercase hex.
     pub fn digest(&self) -> String {
-        let mut h = self.hasher.clone();
-        if self.hashing {
-            h.update(&self.buf[self.hashed..self.start]);
-        }
-        hex(&h.finalize())
+        self.hasher.digest(&self.buf[self.hashed..self.start])
     }
 
     /// Hashes no more input: the digest stays that of the bytes consumed so far.
     pub fn stop_hashing(&mut self) {
-        if self.hashing {
-            self.hasher.update(&self.buf[self.hashed..self.start]);
-            self.hashing = false;
-        }
+        self.hasher.freeze(&self.buf[self.hashed..self.start]);
+        self.hashed = self.start;
     }
 
     /// The next line with its 1-based number, or `None` at the end of input.
@@ -177,9 +169,7 @@ impl<R: Read> Lines<R> {
 
     /// Hashes what was consumed and moves what was not to the front of the buffer.
     fn compact(&mut self) {
-        if self.hashing {
-            self.hasher.update(&self.buf[self.hashed..self.start]);
-        }
+        self.hasher.feed(&self.buf[self.hashed..self.start]);
         self.buf.copy_within(self.start..self.end, 0);
         self.end -= self.start;
         self.start = 0;
@@ -224,6 +214,95 @@ impl<R: Read> Lines<R> {
         self.number += 1;
         self.current = Current::TooLong(len);
         Ok(())
+    }
+}
+
+/// The input's SHA-256 in the making. Hashing costs a tenth of a translation's time, so once
+/// input comes a buffer at a time it moves to a thread of its own, fed the consumed stretches
+/// of the buffer; a digest asked for waits for it to catch up. Same bytes, same digest.
+enum Hasher {
+    /// Hashing here; `false` once frozen (no more input is hashed).
+    Here(Sha256, bool),
+    Thread(mpsc::SyncSender<Job>),
+    /// Stopped: the digest of what was hashed.
+    Frozen(String),
+}
+
+enum Job {
+    Bytes(Vec<u8>),
+    /// The digest of everything so far and these last bytes.
+    Digest(Vec<u8>, mpsc::Sender<String>),
+}
+
+impl Hasher {
+    fn feed(&mut self, bytes: &[u8]) {
+        match self {
+            Hasher::Here(h, true) if bytes.len() < BLOCK / 2 => h.update(bytes),
+            Hasher::Here(h, true) => {
+                // Input comes in whole buffers (a file, a fast writer): hand the hashing to a
+                // thread (keep it here if none can start). A live stream, read a line at a
+                // time, stays here.
+                let (tx, rx) = mpsc::sync_channel::<Job>(4);
+                let mut moved = h.clone();
+                let spawned = std::thread::Builder::new().name("agentgate-sha256".into()).spawn(move || {
+                    for job in rx {
+                        match job {
+                            Job::Bytes(b) => moved.update(&b),
+                            Job::Digest(b, reply) => {
+                                let mut h = moved.clone();
+                                h.update(&b);
+                                let _ = reply.send(hex(&h.finalize()));
+                            }
+                        }
+                    }
+                });
+                match spawned {
+                    Ok(_) => {
+                        *self = Hasher::Thread(tx);
+                        self.feed(bytes);
+                    }
+                    Err(_) => h.update(bytes),
+                }
+            }
+            Hasher::Thread(tx) => {
+                if tx.send(Job::Bytes(bytes.to_vec())).is_err() {
+                    // The thread is gone (it cannot panic); the digest will say so.
+                    *self = Hasher::Frozen(String::new());
+                }
+            }
+            Hasher::Here(_, false) | Hasher::Frozen(_) => {}
+        }
+    }
+
+    fn digest(&self, pending: &[u8]) -> String {
+        match self {
+            Hasher::Here(h, live) => {
+                let mut h = h.clone();
+                if *live {
+                    h.update(pending);
+                }
+                hex(&h.finalize())
+            }
+            Hasher::Thread(tx) => {
+                let (reply, answer) = mpsc::channel();
+                if tx.send(Job::Digest(pending.to_vec(), reply)).is_err() {
+                    return String::new();
+                }
+                answer.recv().unwrap_or_default()
+            }
+            Hasher::Frozen(d) => d.clone(),
+        }
+    }
+
+    fn freeze(&mut self, pending: &[u8]) {
+        match self {
+            Hasher::Here(h, live @ true) => {
+                h.update(pending);
+                *live = false;
+            }
+            Hasher::Thread(_) => *self = Hasher::Frozen(self.digest(pending)),
+            _ => {}
+        }
     }
 }
 
@@ -328,6 +407,26 @@ mod tests {
         assert!(!lines.would_wait(), "the second line is buffered");
         lines.advance().unwrap();
         assert_eq!(lines.digest(), hex(&Sha256::digest(input)));
+    }
+
+    #[test]
+    fn a_large_input_hashed_on_a_thread_gives_the_same_digests() {
+        let line = format!("{{\"t\":\"{}\"}}\n", "x".repeat(1000));
+        let input = line.repeat(2000);
+        let mut lines = Lines::new(input.as_bytes(), usize::MAX);
+        for _ in 0..1500 {
+            lines.advance().unwrap();
+        }
+        assert!(matches!(lines.hasher, Hasher::Thread(_)), "2 MB read a buffer at a time hashes on a thread");
+        let at_1500 = hex(&Sha256::digest(&input.as_bytes()[..1500 * line.len()]));
+        assert_eq!(lines.digest(), at_1500);
+        lines.stop_hashing();
+        while lines.advance().unwrap() {}
+        assert_eq!(lines.digest(), at_1500, "frozen where it stopped");
+
+        let mut lines = Lines::new(input.as_bytes(), usize::MAX);
+        while lines.advance().unwrap() {}
+        assert_eq!(lines.digest(), hex(&Sha256::digest(input.as_bytes())));
     }
 
     #[test]

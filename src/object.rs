@@ -14,6 +14,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::OnceLock;
 
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
@@ -155,9 +156,9 @@ impl<'a> Object<'a> {
     /// Scans `text` as one JSON value: its members if it is an object, else what it is.
     pub fn parse(text: &'a str) -> Result<Result<Object<'a>, NotObject>, serde_json::Error> {
         let parsed = serde_json::from_str::<Parsed<'a>>(text)?;
-        if memchr::memmem::find_iter(text.as_bytes(), b"\\u")
-            .any(|at| matches!(text.as_bytes().get(at + 2), Some(b'd' | b'D')))
-        {
+        static ESCAPE_U: OnceLock<memchr::memmem::Finder<'static>> = OnceLock::new();
+        let finder = ESCAPE_U.get_or_init(|| memchr::memmem::Finder::new(b"\\u"));
+        if finder.find_iter(text.as_bytes()).any(|at| matches!(text.as_bytes().get(at + 2), Some(b'd' | b'D'))) {
             // The scan takes any \uXXXX; a lone surrogate is not a string serde_json (or Rust)
             // can hold, and the line is refused as it always was. Rare: checked only here.
             serde_json::from_str::<Value>(text)?;

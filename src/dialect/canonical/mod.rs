@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use crate::dialect::{take_type, Decode, Decoded, Dialect, Encode, LineError, Record, Sink, Sniff};
 use crate::event::{Event, Fields};
-use crate::json::{write_line, Layout};
+use crate::json::{write_line, write_serialize, Layout};
 use crate::normalize::Context;
 use crate::object::Object;
 use crate::report::Fate;
@@ -113,7 +113,7 @@ impl Encode for Encoder {
         // `{"v":1,` + the event's own members (`type` first) + `dialect` and `extra`: the
         // event is serialized straight to bytes, not through a Value tree.
         self.scratch.clear();
-        if serde_json::to_writer(&mut self.scratch, &rec.event).is_err() || self.scratch.len() < 2 {
+        if write_serialize(&mut self.scratch, &rec.event).is_err() || self.scratch.len() < 2 {
             // Every event serializes as an object with string keys; nothing else can happen.
             return Fate::Dropped;
         }
@@ -129,7 +129,7 @@ impl Encode for Encoder {
         }
         if !rec.extra.is_empty() {
             out.extend_from_slice(b",\"extra\":");
-            let _ = serde_json::to_writer(&mut *out, &rec.extra);
+            let _ = write_serialize(out, &rec.extra);
         }
         out.extend_from_slice(b"}\n");
         Fate::Written

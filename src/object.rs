@@ -33,7 +33,7 @@ pub enum Member<'a> {
     Value(Value),
 }
 
-impl Member<'_> {
+impl<'a> Member<'a> {
     /// The value as a `Value` tree.
     pub fn to_value(&self) -> Value {
         match self {
@@ -56,6 +56,16 @@ impl Member<'_> {
             Member::Raw(r) => raw_str(r.get()),
             Member::Value(Value::String(s)) => Some(Cow::Borrowed(s)),
             Member::Value(_) => None,
+        }
+    }
+
+    /// The value if it is a string, borrowed from the line where it can be; else the member
+    /// back.
+    pub fn into_str(self) -> Result<Cow<'a, str>, Self> {
+        match self {
+            Member::Raw(r) => raw_str(r.get()).ok_or(self),
+            Member::Value(Value::String(s)) => Ok(Cow::Owned(s)),
+            other => Err(other),
         }
     }
 
@@ -267,6 +277,20 @@ impl<'a> Object<'a> {
             m.insert(k.into_owned(), v.into_value());
         }
         m
+    }
+
+    /// Takes member `key` if it is a string, borrowed from the line where it can be; anything
+    /// else stays.
+    pub fn take_text(&mut self, key: &str) -> Option<Cow<'a, str>> {
+        let i = self.position(key)?;
+        let (k, member) = self.members.remove(i);
+        match member.into_str() {
+            Ok(s) => Some(s),
+            Err(member) => {
+                self.members.insert(i, (k, member));
+                None
+            }
+        }
     }
 
     /// Takes member `key` as a string. A number or boolean is taken as its JSON text; null or

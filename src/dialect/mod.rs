@@ -288,30 +288,27 @@ impl Detector {
 }
 
 /// Takes the `type` member of a line, or says it is missing.
-pub(crate) fn take_type(line: &mut Object<'_>) -> Result<String, LineError> {
+pub(crate) fn take_type<'a>(line: &mut Object<'a>) -> Result<Cow<'a, str>, LineError> {
     take_kind(line, "type")
 }
 
-/// Takes the member naming a line's kind (`type`, or loom's `kind`), or says it is missing.
-pub(crate) fn take_kind(line: &mut Object<'_>, field: &str) -> Result<String, LineError> {
-    let Some(member) = line.get(field) else {
-        return Err(LineError::bad(format!("object without a \"{field}\" member")));
-    };
-    match member.as_str() {
-        Some(t) => {
-            let t = t.into_owned();
-            line.remove(field);
-            Ok(t)
-        }
-        None => Err(LineError::bad(format!("\"{field}\" is {}, not a string", member.to_value()))),
+/// Takes the member naming a line's kind (`type`, or loom's `kind`), borrowed from the line, or
+/// says it is missing.
+pub(crate) fn take_kind<'a>(line: &mut Object<'a>, field: &str) -> Result<Cow<'a, str>, LineError> {
+    if let Some(kind) = line.take_text(field) {
+        return Ok(kind);
     }
+    Err(LineError::bad(match line.get(field) {
+        Some(member) => format!("\"{field}\" is {}, not a string", member.to_value()),
+        None => format!("object without a \"{field}\" member"),
+    }))
 }
 
 /// Rebuilds a whole line from its `type` and the members left after taking it, `type` first:
 /// the line of an extension event, kept as it came.
-pub(crate) fn whole_line(kind: String, rest: Object<'_>) -> Value {
+pub(crate) fn whole_line(kind: impl Into<String>, rest: Object<'_>) -> Value {
     let mut m = Map::with_capacity(rest.len() + 1);
-    m.insert("type".into(), Value::String(kind));
+    m.insert("type".into(), Value::String(kind.into()));
     m.extend(rest.into_fields());
     Value::Object(m)
 }

@@ -31,7 +31,7 @@ fn args(m: &mut Object<'_>) -> Arguments {
 impl Decode for Decoder {
     fn decode(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
         let kind = take_type(&mut m)?;
-        let event = match kind.as_str() {
+        let event = match kind.as_ref() {
             "tool_call" => Event::ToolCall(ToolCall {
                 id: m.take_str("id"),
                 index: None,

@@ -168,7 +168,7 @@ impl Decoder {
 impl Decode for Decoder {
     fn decode(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
         let kind = take_type(&mut m)?;
-        let event = match kind.as_str() {
+        let event = match kind.as_ref() {
             "session" => {
                 let id = m.take_str("id");
                 self.session_id.clone_from(&id);
@@ -372,7 +372,7 @@ impl Decode for Decoder {
                 success: m.take_bool("success"),
             },
             "session_action_update" => {
-                Event::Diagnostics { kind: kind.clone(), data: std::mem::take(&mut m).into_fields() }
+                Event::Diagnostics { kind: kind.to_string(), data: std::mem::take(&mut m).into_fields() }
             }
             _ => {
                 out.push(own(Event::Extension { line: whole_line(kind, m) }));

@@ -72,7 +72,7 @@ impl Decode for Decoder {
         if let Some(problem) = Dialect::Canonical.contract().check_fields(&kind, &m).into_iter().next() {
             return Err(LineError::bad(problem));
         }
-        m.insert("type", Value::String(kind.clone()));
+        m.insert("type", Value::String(kind.to_string()));
         // Straight from the members' text into the event: no Value tree on the way.
         let event: Event = serde_json::from_str(&m.to_json()).map_err(|e| {
             // The position is in the rebuilt text, not the line: leave it out.

@@ -63,7 +63,7 @@ fn index(m: &mut Object<'_>) -> Option<u64> {
 impl Decode for Decoder {
     fn decode(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
         let kind = take_type(&mut m)?;
-        let event = match kind.as_str() {
+        let event = match kind.as_ref() {
             "thinking_start" => Event::ReasoningStart { reset: m.take_bool("reset") },
             "thinking_chunk" => Event::ReasoningDelta { text: text(&mut m, "chunk") },
             "thinking_peek" => Event::ReasoningPeek { text: text(&mut m, "text") },

@@ -89,7 +89,7 @@ impl Decode for Decoder {
         if let Some(problem) = Dialect::Loom.contract().check_fields(&kind, &m).into_iter().next() {
             return Err(LineError::bad(problem));
         }
-        let event = match kind.as_str() {
+        let event = match kind.as_ref() {
             "Route" => Event::Diagnostics { kind: "route".into(), data: std::mem::take(&mut m).into_fields() },
             "Turn" => {
                 let turn = m.take_count("turn");
@@ -160,7 +160,7 @@ impl Decode for Decoder {
             }
             _ => {
                 let mut line = Map::new();
-                line.insert("kind".into(), Value::String(kind));
+                line.insert("kind".into(), Value::String(kind.into_owned()));
                 line.insert("schema_version".into(), Value::from(SCHEMA_VERSION));
                 line.extend(m.into_fields());
                 out.push(Record::new(Dialect::Loom, Event::Extension { line: Value::Object(line) }));

@@ -123,7 +123,7 @@ impl Decode for Decoder {
     fn decode(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
         let kind = take_type(&mut m)?;
         let own = |event: Event, extra: Fields| Record::with_extra(Dialect::Wuu, event, extra);
-        if let Some(family) = match kind.as_str() {
+        if let Some(family) = match kind.as_ref() {
             k if k.starts_with("tool_") => Some(Family::Tool),
             k if k.starts_with("command_") => Some(Family::Command),
             _ => None,
@@ -143,7 +143,7 @@ impl Decode for Decoder {
             }
         }
         self.strip_ids(&mut m);
-        let event = match kind.as_str() {
+        let event = match kind.as_ref() {
             "session_configured" => Event::Session(Session {
                 provider: m.take_str("provider"),
                 model: m.take_str("model"),
@@ -154,7 +154,7 @@ impl Decode for Decoder {
                 self.thread_id = m.take_str("thread_id");
                 if kind != "thread_started" {
                     // Which of the three, for writing it back to wuu.
-                    m.insert("type", Value::String(kind.clone()));
+                    m.insert("type", Value::String(kind.to_string()));
                 }
                 Event::Session(Session {
                     id: self.thread_id.clone(),
@@ -254,7 +254,7 @@ impl Decode for Decoder {
                 data: std::mem::take(&mut m).into_fields(),
             },
             "subagent_started" | "subagent_updated" | "subagent_completed" => Event::Subagent {
-                phase: match kind.as_str() {
+                phase: match kind.as_ref() {
                     "subagent_started" => Phase::Start,
                     "subagent_updated" => Phase::Update,
                     _ => Phase::End,
@@ -268,7 +268,7 @@ impl Decode for Decoder {
                 _ => return Err(LineError::bad("todo_updated without its todo")),
             },
             "provider_state" | "request_context" => {
-                Event::Diagnostics { kind: kind.clone(), data: std::mem::take(&mut m).into_fields() }
+                Event::Diagnostics { kind: kind.to_string(), data: std::mem::take(&mut m).into_fields() }
             }
             "error" => Event::Error { message: text(&mut m, "error"), fatal: false },
             "result" => {

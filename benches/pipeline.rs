@@ -50,39 +50,37 @@ fn corpus(d: Dialect) -> Vec<u8> {
     out
 }
 
-/// Decodes a whole stream; the number of records, so nothing is optimized away.
-fn decode_all(input: &[u8], d: Dialect) -> usize {
+/// Decodes a whole stream, handing what each line (and the end) decoded to `each`.
+fn decode(input: &[u8], d: Dialect, mut each: impl FnMut(&mut Decoded)) {
     let mut lines = Lines::new(input, usize::MAX);
     let mut decoder = d.decoder();
     let mut decoded = Decoded::default();
-    let mut records = 0;
     while let Ok(Some((_, frame))) = lines.next_frame() {
         if let Frame::Text(text) = frame {
             if let Ok(Ok(obj)) = Object::parse(text) {
-                decoded.clear();
                 let _ = decoder.decode(obj, &mut decoded);
-                records += decoded.records.len();
+                each(&mut decoded);
             }
         }
     }
-    decoded.clear();
     decoder.finish(&mut decoded);
-    records + decoded.records.len()
+    each(&mut decoded);
+}
+
+/// The number of records in a stream, so that nothing is optimized away.
+fn decode_all(input: &[u8], d: Dialect) -> usize {
+    let mut records = 0;
+    decode(input, d, |x| {
+        records += x.records.len();
+        x.clear();
+    });
+    records
 }
 
 fn records_of(input: &[u8], d: Dialect) -> Vec<Record> {
-    let mut lines = Lines::new(input, usize::MAX);
-    let mut decoder = d.decoder();
-    let mut decoded = Decoded::default();
-    while let Ok(Some((_, frame))) = lines.next_frame() {
-        if let Frame::Text(text) = frame {
-            if let Ok(Ok(obj)) = Object::parse(text) {
-                let _ = decoder.decode(obj, &mut decoded);
-            }
-        }
-    }
-    decoder.finish(&mut decoded);
-    decoded.records
+    let mut all = Vec::new();
+    decode(input, d, |x| all.append(&mut x.records));
+    all
 }
 
 fn bench(c: &mut Criterion) {

@@ -89,6 +89,39 @@ impl<'a> Member<'a> {
     }
 }
 
+/// Whether JSON `text` nests arrays and objects about as deep as serde_json allows (128) or
+/// deeper. Only a line with that many brackets is scanned, skipping strings.
+fn too_deep(text: &[u8]) -> bool {
+    const NEAR_LIMIT: usize = 120;
+    if text.iter().filter(|&&b| b == b'[' || b == b'{').count() < NEAR_LIMIT {
+        return false;
+    }
+    let (mut depth, mut i) = (0usize, 0);
+    while let Some(&b) = text.get(i) {
+        i += 1;
+        match b {
+            b'"' => loop {
+                // To the closing quote, over escaped characters.
+                let Some(j) = memchr::memchr2(b'"', b'\\', &text[i..]) else { return false };
+                i += j + 1;
+                if text[i - 1] == b'"' {
+                    break;
+                }
+                i += 1;
+            },
+            b'[' | b'{' => {
+                depth += 1;
+                if depth >= NEAR_LIMIT {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
 /// The text of a JSON string literal: borrowed when it has no escapes.
 fn raw_str(text: &str) -> Option<Cow<'_, str>> {
     let inner = text.strip_prefix('"')?.strip_suffix('"')?;
@@ -166,11 +199,14 @@ impl<'a> Object<'a> {
     /// Scans `text` as one JSON value: its members if it is an object, else what it is.
     pub fn parse(text: &'a str) -> Result<Result<Object<'a>, NotObject>, serde_json::Error> {
         let parsed = serde_json::from_str::<Parsed<'a>>(text)?;
+        // The scan takes two things a Value cannot hold, which would make a member vanish when
+        // a decoder asks for it: a lone surrogate (\uD800), and nesting deeper than serde_json's
+        // limit. A line with either is refused, with serde_json's own reason, as it always
+        // was. Both are rare, and looked for cheaply first.
         static ESCAPE_U: OnceLock<memchr::memmem::Finder<'static>> = OnceLock::new();
         let finder = ESCAPE_U.get_or_init(|| memchr::memmem::Finder::new(b"\\u"));
-        if finder.find_iter(text.as_bytes()).any(|at| matches!(text.as_bytes().get(at + 2), Some(b'd' | b'D'))) {
-            // The scan takes any \uXXXX; a lone surrogate is not a string serde_json (or Rust)
-            // can hold, and the line is refused as it always was. Rare: checked only here.
+        let bytes = text.as_bytes();
+        if finder.find_iter(bytes).any(|at| matches!(bytes.get(at + 2), Some(b'd' | b'D'))) || too_deep(bytes) {
             serde_json::from_str::<Value>(text)?;
         }
         Ok(match parsed {
@@ -537,6 +573,20 @@ mod tests {
             assert_eq!(ours, theirs);
         }
         assert_eq!(obj(r#"{"k":"\ud83d\ude42"}"#).take_str("k").as_deref(), Some("🙂"));
+    }
+
+    #[test]
+    fn a_line_nested_deeper_than_serde_json_allows_is_refused_as_before() {
+        let deep = |n: usize| format!("{{\"type\":\"x\",\"args\":{}{}}}", "[".repeat(n), "]".repeat(n));
+        let refused = Object::parse(&deep(200)).map(|_| ()).map_err(|e| e.to_string());
+        assert_eq!(refused, serde_json::from_str::<Value>(&deep(200)).map(|_| ()).map_err(|e| e.to_string()));
+        assert!(refused.is_err());
+        // Brackets inside strings do not count; real nesting within the limit is kept whole.
+        let mut o = obj(r#"{"k":"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"[[[[["}"#);
+        assert!(o.take_str("k").is_some_and(|k| k.len() > 130));
+        let line = deep(100);
+        let mut o = obj(&line);
+        assert_eq!(o.shift_remove("args"), serde_json::from_str::<Value>(&line).unwrap().get("args").cloned());
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //! their order, and a key given twice keeps its first place and its last value.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::fmt;
 use std::sync::OnceLock;
 
@@ -33,12 +34,29 @@ pub enum Member<'a> {
     Value(Value),
 }
 
+thread_local! {
+    /// Why the last raw member could not become a `Value`, since [`take_trouble`] last looked.
+    static TROUBLE: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Why a raw member of a line decoded on this thread could not become a `Value` (a number
+/// beyond f64, say: the scan checks syntax only), if one could not; it read as null. The
+/// pipeline asks after each line and refuses the line then, so nothing is lost unsaid.
+pub fn take_trouble() -> Option<String> {
+    TROUBLE.with(|t| t.borrow_mut().take())
+}
+
 impl<'a> Member<'a> {
     /// The value as a `Value` tree.
     pub fn to_value(&self) -> Value {
         match self {
-            // The text was checked as JSON when the line was scanned.
-            Member::Raw(r) => serde_json::from_str(r.get()).unwrap_or(Value::Null),
+            Member::Raw(r) => serde_json::from_str(r.get()).unwrap_or_else(|e| {
+                // serde_json's position is in the member, not the line: left out.
+                let why = e.to_string();
+                let why = why.split(" at line ").next().unwrap_or(&why).to_string();
+                TROUBLE.with(|t| *t.borrow_mut() = Some(why));
+                Value::Null
+            }),
             Member::Value(v) => v.clone(),
         }
     }

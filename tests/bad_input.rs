@@ -303,20 +303,24 @@ fn every_prefix_of_every_fixture_translates_to_a_valid_stream_with_one_terminal(
 }
 
 /// Regression: members are parsed only when a decoder asks for them, and a member too deep for
-/// a `Value` (or holding a lone surrogate) once came out empty instead of the line being
-/// reported.
+/// a `Value`, holding a lone surrogate or a number beyond f64 once came out empty instead of
+/// the line being reported.
 #[test]
-fn a_line_too_deep_or_with_a_lone_surrogate_is_reported_not_emptied() {
+fn a_member_no_value_can_hold_gets_its_line_reported_not_emptied() {
     let deep = format!(
         "{{\"type\":\"tool_call\",\"id\":\"c1\",\"name\":\"x\",\"args\":{{\"a\":{}{}}}}}",
         "[".repeat(200),
         "]".repeat(200)
     );
     let surrogate = r#"{"type":"tool_call","id":"c2","name":"y","args":{"a":"\ud800"}}"#;
-    let input = format!("{deep}\n{surrogate}\n{{\"type\":\"complete\",\"exit_code\":0,\"session_id\":\"s\",\"model\":\"m\"}}\n");
+    let huge = r#"{"type":"tool_call","id":"c3","name":"z","args":{"a":1e400}}"#;
+    let input = format!(
+        "{deep}\n{surrogate}\n{huge}\n{{\"type\":\"complete\",\"exit_code\":0,\"session_id\":\"s\",\"model\":\"m\"}}\n"
+    );
     let (out, _, diags) = translate_bytes(input.as_bytes(), &Options::new(Some(Dialect::Adal), Dialect::Adal));
     let lines: Vec<u64> = diags.iter().map(|d| d.line).collect();
-    assert_eq!(lines, [1, 2], "{diags:?}");
+    assert_eq!(lines, [1, 2, 3], "{diags:?}");
+    assert_eq!(diags[2].message, "not JSON: number out of range");
     assert!(diags.iter().all(|d| d.message.starts_with("not JSON")), "{diags:?}");
     let out = String::from_utf8(out).unwrap();
     assert!(!out.contains("tool_call"), "no call written with its arguments lost: {out}");

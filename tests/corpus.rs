@@ -2,10 +2,10 @@
 //! `scripts/bench.sh` measure must be valid streams of each dialect, with the line-length mix
 //! the generator promises.
 
+mod common;
 #[path = "../benches/support/corpus.rs"]
 #[allow(dead_code)]
 mod corpus;
-mod common;
 
 use agentgate::{translate_bytes, Dialect, Options};
 
@@ -26,7 +26,10 @@ fn generated_corpora_are_valid_streams_with_long_tool_outputs_among_short_lines(
         let (translated, summary, diags) = translate_bytes(&out, &Options::new(None, Dialect::Canonical));
         assert_eq!(summary.source, Some(dialect), "{dialect}: detected as itself");
         assert!(diags.is_empty(), "{dialect}: {diags:?}");
-        assert!(summary.terminal_in_stream || dialect == Dialect::BaseContext, "{dialect}: ends with its terminal record");
+        assert!(
+            summary.terminal_in_stream || dialect == Dialect::BaseContext,
+            "{dialect}: ends with its terminal record"
+        );
         assert!(!translated.is_empty());
         let lens: Vec<usize> = out.split(|&b| b == b'\n').map(<[u8]>::len).collect();
         let longest = lens.iter().max().copied().unwrap_or(0);

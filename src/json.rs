@@ -165,9 +165,9 @@ pub fn write_value(out: &mut Vec<u8>, v: &Value, layout: Layout) {
             if sorted(layout) && m.len() > 1 {
                 let mut members: Vec<(&String, &Value)> = m.iter().collect();
                 members.sort_unstable_by_key(|p| p.0);
-                write_members(out, members.into_iter(), layout);
+                write_members(out, members.into_iter().map(|(k, v)| (k, Out::Value(v))), layout);
             } else {
-                write_members(out, m.iter(), layout);
+                write_members(out, m.iter().map(|(k, v)| (k, Out::Value(v))), layout);
             }
         }
     }
@@ -188,7 +188,7 @@ fn separators(layout: Layout) -> (&'static [u8], &'static [u8]) {
 
 fn write_members<'v, K: AsRef<str> + 'v>(
     out: &mut Vec<u8>,
-    members: impl Iterator<Item = (K, &'v Value)>,
+    members: impl Iterator<Item = (K, Out<'v>)>,
     layout: Layout,
 ) {
     let (comma, colon) = separators(layout);
@@ -199,20 +199,43 @@ fn write_members<'v, K: AsRef<str> + 'v>(
         }
         write_str(out, k.as_ref(), layout);
         out.extend_from_slice(colon);
-        write_value(out, v, layout);
+        match v {
+            Out::Value(v) => write_value(out, v, layout),
+            Out::Text(t) => out.extend_from_slice(t.as_bytes()),
+        }
     }
     out.push(b'}');
+}
+
+/// A member's value as it is written: a value, or JSON text already written in the layout
+/// (a long list made without building a tree for it).
+#[derive(Debug, Clone, Copy)]
+pub enum Out<'a> {
+    Value(&'a Value),
+    Text(&'a str),
 }
 
 /// Appends an object given as (key, value) pairs, and a newline, in the given layout: pairs in
 /// order, or sorted by key (and nested objects too) for the sorted layouts.
 pub fn write_pairs<V: std::borrow::Borrow<Value>>(out: &mut Vec<u8>, pairs: &[(&str, V)], layout: Layout) {
+    write_pairs_and_text(out, pairs, &[], layout);
+}
+
+/// [`write_pairs`], with members whose values are JSON text (`text`), placed after the pairs,
+/// or among them by key in the sorted layouts.
+pub fn write_pairs_and_text<V: std::borrow::Borrow<Value>>(
+    out: &mut Vec<u8>,
+    pairs: &[(&str, V)],
+    text: &[(&str, &str)],
+    layout: Layout,
+) {
+    let all = pairs.iter().map(|(k, v)| (*k, Out::Value(v.borrow()))).chain(text.iter().map(|(k, t)| (*k, Out::Text(t))));
     if sorted(layout) {
-        let mut order: Vec<(&str, &Value)> = pairs.iter().map(|(k, v)| (*k, v.borrow())).collect();
+        let mut order: Vec<(&str, Out<'_>)> = all.collect();
         order.sort_unstable_by_key(|p| p.0);
         write_members(out, order.into_iter(), layout);
     } else {
-        write_members(out, pairs.iter().map(|(k, v)| (*k, v.borrow())), layout);
+        write_members(out, all, layout);
     }
     out.push(b'\n');
 }

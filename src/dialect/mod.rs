@@ -323,6 +323,12 @@ impl Line<'_> {
     pub(crate) fn write(&self, out: &mut Vec<u8>, layout: crate::json::Layout) {
         crate::json::write_pairs(out, &self.pairs, layout);
     }
+
+    /// Writes the line with members given as JSON text besides (a list too long to build as
+    /// a tree: loom's tool calls).
+    pub(crate) fn write_with_text(&self, out: &mut Vec<u8>, text: &[(&str, &str)], layout: crate::json::Layout) {
+        crate::json::write_pairs_and_text(out, &self.pairs, text, layout);
+    }
 }
 
 /// Builds an output line of `contract`'s dialect: its kind member, then `fields` in order,

@@ -1,11 +1,11 @@
-use indexmap::IndexMap;
+use indexmap::{IndexMap, IndexSet};
 use serde_json::{Map, Value};
 
 use super::{other_stop, SCHEMA_VERSION};
 use crate::contract::Contract;
 use crate::dialect::{build_line, Dialect, Encode, Record, Sink};
-use crate::event::{Basis, Event, Fields, Outcome, Scope, Summary, SummaryCall, Terminal, Tokens, ToolStatus};
-use crate::json::{write_line, Layout};
+use crate::event::{Basis, Event, Fields, Outcome, Scope, Summary, Terminal, Tokens, ToolStatus};
+use crate::json::{write_line, write_str, Layout};
 use crate::normalize::Context;
 use crate::report::Fate;
 
@@ -13,7 +13,7 @@ use crate::report::Fate;
 #[derive(Default)]
 struct Gathered {
     any: bool,
-    calls: IndexMap<String, SummaryCall>,
+    calls: Calls,
     /// Rounds (model requests) as round ends and as per-round usage say; the larger counts.
     round_ends: u64,
     round_usages: u64,
@@ -42,10 +42,103 @@ impl Default for Encoder {
     }
 }
 
+/// A run's tool calls in order, held compactly for the Session line: each id once, names
+/// interned (a run may make a great many calls, of few tools).
+#[derive(Default)]
+struct Calls {
+    by_id: IndexMap<Box<str>, Mark>,
+    names: IndexSet<Box<str>>,
+}
+
+#[derive(Clone, Copy)]
+struct Mark {
+    name: usize,
+    answered: bool,
+    error: bool,
+}
+
+/// One call as the Session line lists it.
+struct CallRef<'a> {
+    id: &'a str,
+    name: &'a str,
+    answered: bool,
+    error: bool,
+}
+
+impl Calls {
+    fn name(&mut self, name: &str) -> usize {
+        match self.names.get_index_of(name) {
+            Some(i) => i,
+            None => self.names.insert_full(name.into()).0,
+        }
+    }
+
+    /// A call made: noted afresh.
+    fn made(&mut self, id: &str, name: &str) {
+        let name = self.name(name);
+        self.by_id.insert(id.into(), Mark { name, answered: false, error: false });
+    }
+
+    /// A call heard of (answered, refused): noted if it was not yet.
+    fn heard(&mut self, id: &str, name: &str) -> &mut Mark {
+        if !self.by_id.contains_key(id) {
+            let name = self.name(name);
+            self.by_id.insert(id.into(), Mark { name, answered: false, error: false });
+        }
+        &mut self.by_id[id]
+    }
+
+    fn iter(&self) -> impl Iterator<Item = CallRef<'_>> {
+        self.by_id.iter().map(|(id, m)| CallRef {
+            id,
+            name: self.names.get_index(m.name).map_or("", |n| n),
+            answered: m.answered,
+            error: m.error,
+        })
+    }
+}
+
 fn emit(sink: &mut Sink<'_>, kind: &str, fields: Vec<(&str, Value)>, extra: Option<&Fields>) {
     let mut all = vec![("schema_version", Value::from(SCHEMA_VERSION))];
     all.extend(fields);
     build_line(Dialect::Loom.contract(), kind, all, extra).write(sink.out, Layout::Sorted);
+}
+
+/// Writes a Session line: its fields, and its tool calls as JSON text made straight from the
+/// calls. A run's calls can be many; a tree per call would hold ten times their size.
+fn emit_session<'c>(
+    sink: &mut Sink<'_>,
+    s: &Summary,
+    calls: Option<impl Iterator<Item = CallRef<'c>>>,
+    extra: Option<&Fields>,
+) {
+    let mut all = vec![("schema_version", Value::from(SCHEMA_VERSION))];
+    all.extend(session_fields(s));
+    let line = build_line(Dialect::Loom.contract(), "Session", all, extra);
+    match calls {
+        Some(calls) => line.write_with_text(sink.out, &[("tool_calls", &calls_json(calls))], Layout::Sorted),
+        None => line.write(sink.out, Layout::Sorted),
+    }
+}
+
+/// `tool_calls` as loom writes it: compact, each call's members sorted.
+fn calls_json<'c>(calls: impl Iterator<Item = CallRef<'c>>) -> String {
+    let mut out = vec![b'['];
+    for (n, c) in calls.enumerate() {
+        if n > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(if c.answered { b"{\"answered\":true" } else { b"{\"answered\":false" });
+        out.extend_from_slice(b",\"call_id\":");
+        write_str(&mut out, c.id, Layout::Sorted);
+        out.extend_from_slice(if c.error { b",\"error\":true" } else { b",\"error\":false" });
+        out.extend_from_slice(b",\"name\":");
+        write_str(&mut out, c.name, Layout::Sorted);
+        out.push(b'}');
+    }
+    out.push(b']');
+    // Only UTF-8 went in.
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// Pushes `key` when the value is known: loom writes no null and no made-up zero.
@@ -84,13 +177,6 @@ fn session_fields(s: &Summary) -> Vec<(&'static str, Value)> {
     opt(&mut f, "last_timestamp_ms", s.last_timestamp_ms);
     opt(&mut f, "is_error", s.is_error);
     opt(&mut f, "stop_reason", s.stop_reason.clone());
-    if let Some(calls) = &s.tool_calls {
-        let list = calls
-            .iter()
-            .map(|c| serde_json::json!({"answered": c.answered, "call_id": c.id, "error": c.error, "name": c.name}))
-            .collect();
-        f.push(("tool_calls", Value::Array(list)));
-    }
     opt(&mut f, "unk", s.unk);
     opt(&mut f, "transcript_digest", s.transcript_digest.clone());
     opt(&mut f, "projection_error", s.projection_error.clone());
@@ -138,7 +224,8 @@ impl Encoder {
             tokens: usage,
             is_error: Some(!matches!(t.outcome, Outcome::Completed | Outcome::PermissionDenied)),
             stop_reason: t.reason.clone(),
-            tool_calls: Some(self.run.calls.values().cloned().collect()),
+            // Written from `self.run.calls` by `emit_session`, without a copy.
+            tool_calls: None,
             unk: Some(self.run.unknown),
             transcript_digest: (!ctx.input_digest.is_empty()).then(|| ctx.input_digest.clone()),
             ..Summary::default()
@@ -193,7 +280,12 @@ impl Encode for Encoder {
         let own = rec.origin == Dialect::Loom;
         let extra = own.then_some(&rec.extra);
         match &rec.event {
-            Event::SessionSummary(s) => emit(sink, "Session", session_fields(s), extra),
+            Event::SessionSummary(s) => {
+                let calls = s.tool_calls.as_ref().map(|calls| {
+                    calls.iter().map(|c| CallRef { id: &c.id, name: &c.name, answered: c.answered, error: c.error })
+                });
+                emit_session(sink, s, calls, extra)
+            }
             Event::Approval { actions } => {
                 emit(sink, "Approval", vec![("actions", Value::from(actions.clone()))], extra);
                 self.approval_written = true;
@@ -201,7 +293,7 @@ impl Encode for Encoder {
             Event::Terminal(t) => {
                 if self.run.any {
                     let session = self.foreign_session(t, ctx);
-                    emit(sink, "Session", session_fields(&session), None);
+                    emit_session(sink, &session, Some(self.run.calls.iter()), None);
                 }
                 if t.outcome == Outcome::PermissionDenied && !self.approval_written {
                     sink.report.synthesized("Approval");
@@ -247,34 +339,16 @@ impl Encode for Encoder {
                 let run = &mut self.run;
                 run.any = true;
                 match other {
-                    Event::ToolCall(c) => {
-                        let id = c.id.clone().unwrap_or_default();
-                        run.calls.insert(
-                            id.clone(),
-                            SummaryCall { id, name: c.name.clone(), answered: false, error: false },
-                        );
-                    }
+                    Event::ToolCall(c) => run.calls.made(c.id.as_deref().unwrap_or_default(), &c.name),
                     Event::ToolResult(r) => {
-                        let id = r.id.clone().unwrap_or_default();
-                        let name = r.name.clone().or_else(|| ctx.call.name.clone()).unwrap_or_default();
-                        let call = run.calls.entry(id.clone()).or_insert(SummaryCall {
-                            id,
-                            name,
-                            answered: false,
-                            error: false,
-                        });
+                        let name = r.name.as_ref().or(ctx.call.name.as_ref()).map_or("", String::as_str);
+                        let call = run.calls.heard(r.id.as_deref().unwrap_or_default(), name);
                         call.answered = true;
                         call.error = r.status != ToolStatus::Completed;
                     }
                     Event::PermissionDenied(d) => {
                         run.denied.push(d.name.clone());
-                        let id = d.id.clone().unwrap_or_default();
-                        run.calls.entry(id.clone()).or_insert(SummaryCall {
-                            id,
-                            name: d.name.clone(),
-                            answered: false,
-                            error: false,
-                        });
+                        run.calls.heard(d.id.as_deref().unwrap_or_default(), &d.name);
                     }
                     Event::RoundEnd { .. } => run.round_ends += 1,
                     Event::TurnEnd { .. } => run.turns += 1,

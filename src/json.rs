@@ -229,7 +229,8 @@ pub fn write_pairs_and_text<V: std::borrow::Borrow<Value>>(
     text: &[(&str, &str)],
     layout: Layout,
 ) {
-    let all = pairs.iter().map(|(k, v)| (*k, Out::Value(v.borrow()))).chain(text.iter().map(|(k, t)| (*k, Out::Text(t))));
+    let all =
+        pairs.iter().map(|(k, v)| (*k, Out::Value(v.borrow()))).chain(text.iter().map(|(k, t)| (*k, Out::Text(t))));
     if sorted(layout) {
         let mut order: Vec<(&str, Out<'_>)> = all.collect();
         order.sort_unstable_by_key(|p| p.0);

@@ -4,7 +4,7 @@ use serde_json::{json, Map, Value};
 
 use crate::dialect::{Dialect, Encode, EncodeOptions, Record, Sink};
 use crate::event::{Arguments, Basis, Event, Outcome, Phase, Scope, Terminal, Tokens, ToolStatus};
-use crate::json::{write_line, Layout};
+use crate::json::{write_line, write_value, Layout};
 use crate::normalize::Context;
 use crate::report::Fate;
 
@@ -39,8 +39,12 @@ pub struct Encoder {
     /// Lines held while the message waits for its usage (see `State::Ended`).
     held: Vec<u8>,
     round_results: Vec<Value>,
-    /// Every message of the agent loop, for its `agent_end`: base-context's format holds them.
-    loop_messages: Vec<Value>,
+    /// Every message of the agent loop, for its `agent_end` (base-context's format holds
+    /// them): as the compact JSON text of the list's elements, a tenth of what the values
+    /// would take.
+    loop_messages: Vec<u8>,
+    /// The loop's last assistant message, which a round's `turn_end` repeats.
+    last_assistant: Option<Value>,
     messages: u64,
     calls: HashMap<String, (String, Value)>,
     started: HashMap<String, String>,
@@ -65,6 +69,7 @@ impl Encoder {
             held: Vec::new(),
             round_results: Vec::new(),
             loop_messages: Vec::new(),
+            last_assistant: None,
             messages: 0,
             calls: HashMap::new(),
             started: HashMap::new(),
@@ -75,12 +80,6 @@ impl Encoder {
             msg_error: None,
         }
     }
-}
-
-fn line(v: &Value) -> Vec<u8> {
-    let mut out = Vec::new();
-    write_line(&mut out, v, Layout::Compact);
-    out
 }
 
 fn obj(pairs: Vec<(&str, Value)>) -> Value {
@@ -142,12 +141,24 @@ fn args_object(a: &Arguments) -> Value {
 impl Encoder {
     /// Writes a line now, or holds it while the message waits for its usage.
     fn put(&mut self, sink: &mut Sink<'_>, v: Value) {
-        let bytes = line(&v);
+        write_line(self.out(sink), &v, Layout::Compact);
+    }
+
+    /// Where a line goes: out, or held while the assistant message waits for its usage.
+    fn out<'s>(&'s mut self, sink: &'s mut Sink<'_>) -> &'s mut Vec<u8> {
         if self.msg.as_ref().is_some_and(|m| m.state == State::Ended) {
-            self.held.extend_from_slice(&bytes);
+            &mut self.held
         } else {
-            sink.out.extend_from_slice(&bytes);
+            sink.out
         }
+    }
+
+    /// Adds a message to the loop's, for its `agent_end`.
+    fn keep(&mut self, message: &Value) {
+        if !self.loop_messages.is_empty() {
+            self.loop_messages.push(b',');
+        }
+        write_value(&mut self.loop_messages, message, Layout::Compact);
     }
 
     fn assistant(&self, m: &Message, ctx: &Context, stop: &str, error: Option<&str>) -> Value {
@@ -318,8 +329,9 @@ impl Encoder {
             pairs.push(("messageId", json!(m.id)));
         }
         pairs.push(("message", message.clone()));
-        self.loop_messages.push(message);
-        sink.out.extend_from_slice(&line(&obj(pairs)));
+        self.keep(&message);
+        self.last_assistant = Some(message);
+        write_line(sink.out, &obj(pairs), Layout::Compact);
         let held = std::mem::take(&mut self.held);
         sink.out.extend_from_slice(&held);
     }
@@ -329,8 +341,7 @@ impl Encoder {
             return;
         }
         self.end_message(ctx, sink, None);
-        let message = self.loop_messages.iter().rev().find(|m| m["role"] == "assistant").cloned();
-        let message = match (&self.msg, message) {
+        let message = match (&self.msg, self.last_assistant.clone()) {
             (Some(_), Some(m)) => m,
             _ => {
                 // A round without an assistant message: an empty one stands for it.
@@ -357,7 +368,12 @@ impl Encoder {
         self.close_round(ctx, sink);
         if self.loop_open {
             let messages = std::mem::take(&mut self.loop_messages);
-            self.put(sink, obj(vec![("type", json!("agent_end")), ("messages", Value::Array(messages))]));
+            self.last_assistant = None;
+            // Straight to the output: the list can be large, and is not copied once more.
+            let out = self.out(sink);
+            out.extend_from_slice(b"{\"type\":\"agent_end\",\"messages\":[");
+            out.extend_from_slice(&messages);
+            out.extend_from_slice(b"]}\n");
             self.loop_open = false;
         }
     }
@@ -423,7 +439,7 @@ impl Encoder {
     fn whole_message(&mut self, sink: &mut Sink<'_>, message: Value) {
         self.put(sink, json!({"type": "message_start", "message": message}));
         self.put(sink, json!({"type": "message_end", "message": message}));
-        self.loop_messages.push(message);
+        self.keep(&message);
     }
 
     /// How the run ended, as the last assistant message says it: stop reason and error text.

@@ -22,6 +22,8 @@ use agentgate::object::Object;
 use agentgate::report::Report;
 use agentgate::{translate_bytes, Options};
 
+#[path = "../tests/common/mod.rs"]
+mod common;
 #[path = "support/corpus.rs"]
 #[allow(dead_code)]
 mod corpus;
@@ -30,21 +32,8 @@ mod corpus;
 /// criterion's repetitions.
 const CORPUS_BYTES: usize = 4_000_000;
 
-/// The fixture each dialect's corpus is scaled from.
-fn fixture(d: Dialect) -> &'static str {
-    match d {
-        Dialect::Localcode => "localcode/success.jsonl",
-        Dialect::Adal => "adal/success.jsonl",
-        Dialect::Wuu => "wuu/success.jsonl",
-        Dialect::Loom => "loom/approval-required.jsonl",
-        Dialect::BaseContext => "base-context/success.jsonl",
-        Dialect::Canonical => "canonical/cumulative-usage.jsonl",
-    }
-}
-
 fn corpus(d: Dialect) -> Vec<u8> {
-    let path = format!("{}/tests/fixtures/{}", env!("CARGO_MANIFEST_DIR"), fixture(d));
-    let text = std::fs::read_to_string(&path).expect("fixture");
+    let text = std::fs::read_to_string(common::representative(d)).expect("fixture");
     let mut out = Vec::with_capacity(CORPUS_BYTES + 64 * 1024);
     corpus::scale(&text, CORPUS_BYTES, &mut out).expect("corpus");
     out

@@ -9,15 +9,7 @@ use agentgate::{translate_bytes, Dialect, Options, Stop};
 
 /// A valid, complete transcript of each dialect to spoil.
 fn base(dialect: Dialect) -> Vec<String> {
-    let name = match dialect {
-        Dialect::Localcode => "localcode/success.jsonl",
-        Dialect::Adal => "adal/success.jsonl",
-        Dialect::Wuu => "wuu/success.jsonl",
-        Dialect::Loom => "loom/approval-required.jsonl",
-        Dialect::BaseContext => "base-context/success.jsonl",
-        Dialect::Canonical => "canonical/cumulative-usage.jsonl",
-    };
-    std::fs::read_to_string(common::fixtures().join(name)).unwrap().lines().map(str::to_string).collect()
+    std::fs::read_to_string(common::representative(dialect)).unwrap().lines().map(str::to_string).collect()
 }
 
 fn join(lines: &[String]) -> Vec<u8> {

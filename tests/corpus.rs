@@ -11,15 +11,8 @@ use agentgate::{translate_bytes, Dialect, Options};
 
 #[test]
 fn generated_corpora_are_valid_streams_with_long_tool_outputs_among_short_lines() {
-    for (dialect, fixture) in [
-        (Dialect::Localcode, "localcode/success.jsonl"),
-        (Dialect::Adal, "adal/success.jsonl"),
-        (Dialect::Wuu, "wuu/success.jsonl"),
-        (Dialect::Loom, "loom/approval-required.jsonl"),
-        (Dialect::BaseContext, "base-context/success.jsonl"),
-        (Dialect::Canonical, "canonical/cumulative-usage.jsonl"),
-    ] {
-        let text = std::fs::read_to_string(common::fixtures().join(fixture)).unwrap();
+    for dialect in Dialect::all() {
+        let text = std::fs::read_to_string(common::representative(dialect)).unwrap();
         let mut out = Vec::new();
         corpus::scale(&text, 400_000, &mut out).unwrap();
         assert!(out.len() >= 400_000, "{dialect}: {} bytes", out.len());

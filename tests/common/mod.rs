@@ -11,6 +11,19 @@ pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
+/// The fixture that stands for a dialect: a complete, valid run (spoiled by the bad-input
+/// tests, scaled up by the corpus generator for the benches).
+pub fn representative(dialect: Dialect) -> PathBuf {
+    fixtures().join(match dialect {
+        Dialect::Localcode => "localcode/success.jsonl",
+        Dialect::Adal => "adal/success.jsonl",
+        Dialect::Wuu => "wuu/success.jsonl",
+        Dialect::Loom => "loom/approval-required.jsonl",
+        Dialect::BaseContext => "base-context/success.jsonl",
+        Dialect::Canonical => "canonical/cumulative-usage.jsonl",
+    })
+}
+
 /// One input transcript: its dialect, its name and its bytes.
 pub struct Case {
     pub dialect: Dialect,

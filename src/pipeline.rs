@@ -434,6 +434,8 @@ pub fn translate_bytes(input: &[u8], opts: &Options) -> (Vec<u8>, Summary, Vec<D
 /// Tells the dialect of a stream from its first lines (at most [`DETECT_LINES`]).
 pub fn detect<R: Read>(input: R) -> Result<Dialect, String> {
     let mut lines = Lines::new(input, DEFAULT_MAX_LINE_BYTES);
+    // Nothing here is derived from the input's digest.
+    lines.stop_hashing();
     let mut detector = Detector::default();
     let mut seen = 0;
     while seen < DETECT_LINES {
@@ -470,6 +472,8 @@ pub fn validate<R: Read>(
     }
 
     let mut lines = Lines::new(input, DEFAULT_MAX_LINE_BYTES);
+    // Nothing here is derived from the input's digest.
+    lines.stop_hashing();
     let mut detector = Detector::default();
     let mut held: Vec<Item> = Vec::new();
     let mut check = dialect.map(|d| (d, StreamCheck::new(d.contract())));

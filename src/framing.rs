@@ -28,14 +28,13 @@ pub enum Frame<'a> {
     NotUtf8(usize),
 }
 
-/// The line last framed; text as a range of the buffer.
+/// The line last framed: its bytes as a range of the buffer (without line ending or BOM), or
+/// its length when it was too long to hold.
 #[derive(Debug, Clone, Copy)]
 enum Current {
     None,
-    Text(usize, usize),
-    Blank,
+    Line(usize, usize),
     TooLong(usize),
-    NotUtf8(usize),
 }
 
 pub struct Lines<R> {
@@ -105,10 +104,14 @@ impl<R: Read> Lines<R> {
     pub fn frame(&self) -> Frame<'_> {
         match self.current {
             // The range was checked as UTF-8 when the line was framed.
-            Current::Text(s, e) => std::str::from_utf8(&self.buf[s..e]).map_or(Frame::NotUtf8(0), Frame::Text),
-            Current::Blank | Current::None => Frame::Blank,
+            // Checked as UTF-8 here, once: a line is framed once per advance.
+            Current::Line(s, e) => match std::str::from_utf8(&self.buf[s..e]) {
+                Ok(t) if t.trim().is_empty() => Frame::Blank,
+                Ok(t) => Frame::Text(t),
+                Err(err) => Frame::NotUtf8(err.valid_up_to()),
+            },
+            Current::None => Frame::Blank,
             Current::TooLong(n) => Frame::TooLong(n),
-            Current::NotUtf8(at) => Frame::NotUtf8(at),
         }
     }
 
@@ -160,11 +163,7 @@ impl<R: Read> Lines<R> {
         if e > s && self.buf[e - 1] == b'\r' {
             e -= 1;
         }
-        self.current = match std::str::from_utf8(&self.buf[s..e]) {
-            Ok(t) if t.trim().is_empty() => Current::Blank,
-            Ok(_) => Current::Text(s, e),
-            Err(err) => Current::NotUtf8(err.valid_up_to()),
-        };
+        self.current = Current::Line(s, e);
     }
 
     /// Hashes what was consumed and moves what was not to the front of the buffer.

@@ -1,10 +1,11 @@
 use std::collections::HashMap;
+use std::ops::Range;
 
 use serde_json::{json, Map, Value};
 
 use crate::dialect::{Dialect, Encode, EncodeOptions, Record, Sink};
 use crate::event::{Arguments, Basis, Event, Outcome, Phase, Scope, Terminal, Tokens, ToolStatus};
-use crate::json::{write_line, write_value, Layout};
+use crate::json::{write_line, write_str, write_value, Layout};
 use crate::normalize::Context;
 use crate::report::Fate;
 
@@ -86,6 +87,18 @@ fn obj(pairs: Vec<(&str, Value)>) -> Value {
     Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect::<Map<String, Value>>())
 }
 
+/// Writes `{"type":kind[,"messageId":id],"message":<message>}` from the message's JSON text.
+fn write_message_line(out: &mut Vec<u8>, kind: &str, id: Option<u64>, message: &[u8]) {
+    out.extend_from_slice(b"{\"type\":");
+    write_str(out, kind, Layout::Compact);
+    if let Some(id) = id {
+        out.extend_from_slice(format!(",\"messageId\":{id}").as_bytes());
+    }
+    out.extend_from_slice(b",\"message\":");
+    out.extend_from_slice(message);
+    out.extend_from_slice(b"}\n");
+}
+
 /// An ISO-8601 UTC timestamp for milliseconds since the epoch, as `Date.toISOString` writes it.
 pub(crate) fn iso(ms: u64) -> String {
     let secs = ms / 1000;
@@ -153,12 +166,14 @@ impl Encoder {
         }
     }
 
-    /// Adds a message to the loop's, for its `agent_end`.
-    fn keep(&mut self, message: &Value) {
+    /// Adds a message to the loop's, for its `agent_end`; where its JSON text is there.
+    fn keep(&mut self, message: &Value) -> Range<usize> {
         if !self.loop_messages.is_empty() {
             self.loop_messages.push(b',');
         }
+        let start = self.loop_messages.len();
         write_value(&mut self.loop_messages, message, Layout::Compact);
+        start..self.loop_messages.len()
     }
 
     fn assistant(&self, m: &Message, ctx: &Context, stop: &str, error: Option<&str>) -> Value {
@@ -324,14 +339,10 @@ impl Encoder {
         self.last_stop = reason.to_string();
         self.last_text =
             Some(m.content.iter().filter(|b| b["type"] == "text").filter_map(|b| b["text"].as_str()).collect());
-        let mut pairs = vec![("type", json!("message_end"))];
-        if self.deltas {
-            pairs.push(("messageId", json!(m.id)));
-        }
-        pairs.push(("message", message.clone()));
-        self.keep(&message);
+        let id = self.deltas.then_some(m.id);
+        let text = self.keep(&message);
+        write_message_line(sink.out, "message_end", id, &self.loop_messages[text]);
         self.last_assistant = Some(message);
-        write_line(sink.out, &obj(pairs), Layout::Compact);
         let held = std::mem::take(&mut self.held);
         sink.out.extend_from_slice(&held);
     }
@@ -437,9 +448,13 @@ impl Encoder {
     /// A message that is not streamed (user, toolResult, custom): its start and end, and a place
     /// in the loop's messages.
     fn whole_message(&mut self, sink: &mut Sink<'_>, message: Value) {
-        self.put(sink, json!({"type": "message_start", "message": message}));
-        self.put(sink, json!({"type": "message_end", "message": message}));
-        self.keep(&message);
+        let text = self.keep(&message);
+        // The message's text is written once, into the loop's list, and copied into its lines.
+        let kept = std::mem::take(&mut self.loop_messages);
+        for kind in ["message_start", "message_end"] {
+            write_message_line(self.out(sink), kind, None, &kept[text.clone()]);
+        }
+        self.loop_messages = kept;
     }
 
     /// How the run ended, as the last assistant message says it: stop reason and error text.

@@ -16,7 +16,7 @@ use std::sync::mpsc;
 use sha2::{Digest, Sha256};
 
 /// One framed line.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub enum Frame<'a> {
     /// A line of text, without its line ending.
     Text(&'a str),

@@ -120,19 +120,19 @@ pub fn translate_ending<R: Read, W: Write>(
     let mut stopped = None;
 
     // With --from auto, lines are held until the dialect is known, then replayed.
-    let mut held: Vec<(u64, Framed, String)> = Vec::new();
+    let mut held: Vec<(u64, Framed)> = Vec::new();
     let mut source = opts.from;
     if source.is_none() {
         let mut detector = Detector::default();
         while source.is_none() && held.len() < DETECT_LINES {
             match lines.next_frame() {
                 Ok(Some((n, frame))) => {
-                    let mut text = String::new();
-                    let f = Framed::new(frame, &mut text);
-                    if let (Framed::Text, Ok(Value::Object(m))) = (&f, serde_json::from_str::<Value>(&text)) {
-                        source = detector.feed(&m);
+                    if let Frame::Text(text) = frame {
+                        if let Ok(Value::Object(m)) = serde_json::from_str::<Value>(text) {
+                            source = detector.feed(&m);
+                        }
                     }
-                    held.push((n, f, text));
+                    held.push((n, Framed::new(frame)));
                 }
                 Ok(None) => break,
                 Err(e) => {
@@ -145,7 +145,7 @@ pub fn translate_ending<R: Read, W: Write>(
             source = match detector.finish() {
                 Ok(d) => Some(d),
                 // Nothing but blank lines: any decoder reads that.
-                Err(_) if held.iter().all(|(_, f, _)| matches!(f, Framed::Blank)) => Some(opts.to),
+                Err(_) if held.iter().all(|(_, f)| matches!(f.frame(), Frame::Blank)) => Some(opts.to),
                 Err(why) => {
                     diag(Diagnostic { line: 0, message: format!("cannot tell the input's dialect: {why}") });
                     stopped = Some(Stop::Undetected(why));
@@ -156,9 +156,9 @@ pub fn translate_ending<R: Read, W: Write>(
     }
 
     let mut run = Run::new(opts, source, encoder);
-    for (n, f, text) in held {
+    for (n, f) in &held {
         if stopped.is_none() {
-            stopped = run.line(n, f.held(&text), &lines, diag);
+            stopped = run.line(*n, Held::new(f.frame()), &lines, diag);
         }
     }
     run.flush(output, lines.would_wait())?;
@@ -366,35 +366,26 @@ impl<'o> Run<'o> {
     }
 }
 
-/// A framed line, its text (if any) copied out to a buffer of the caller's.
+/// A framed line held while the dialect is detected: its frame, its text owned.
 enum Framed {
-    Blank,
-    Text,
-    Bad(String),
+    Text(String),
+    Other(Frame<'static>),
 }
 
 impl Framed {
-    fn new(f: Frame<'_>, text: &mut String) -> Self {
+    fn new(f: Frame<'_>) -> Self {
         match f {
-            Frame::Blank => Framed::Blank,
-            Frame::TooLong(n) => {
-                Framed::Bad(format!("line is {n} bytes, longer than the limit; skipped (see --max-line-bytes)"))
-            }
-            Frame::NotUtf8(at) => Framed::Bad(format!("not valid UTF-8 (bad byte at offset {at})")),
-            Frame::Text(s) => {
-                text.clear();
-                text.push_str(s);
-                Framed::Text
-            }
+            Frame::Text(s) => Framed::Text(s.to_string()),
+            Frame::Blank => Framed::Other(Frame::Blank),
+            Frame::TooLong(n) => Framed::Other(Frame::TooLong(n)),
+            Frame::NotUtf8(at) => Framed::Other(Frame::NotUtf8(at)),
         }
     }
 
-    /// The line parsed as far as JSON goes: its members, borrowed from `text`.
-    fn held(self, text: &str) -> Held<'_> {
+    fn frame(&self) -> Frame<'_> {
         match self {
-            Framed::Blank => Held::Blank,
-            Framed::Bad(why) => Held::Bad(why),
-            Framed::Text => Held::parse(text),
+            Framed::Text(s) => Frame::Text(s),
+            Framed::Other(f) => *f,
         }
     }
 }
@@ -410,7 +401,11 @@ impl<'a> Held<'a> {
     fn new(frame: Frame<'a>) -> Self {
         match frame {
             Frame::Text(text) => Held::parse(text),
-            other => Framed::new(other, &mut String::new()).held(""),
+            Frame::Blank => Held::Blank,
+            Frame::TooLong(n) => {
+                Held::Bad(format!("line is {n} bytes, longer than the limit; skipped (see --max-line-bytes)"))
+            }
+            Frame::NotUtf8(at) => Held::Bad(format!("not valid UTF-8 (bad byte at offset {at})")),
         }
     }
 

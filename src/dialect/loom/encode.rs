@@ -99,9 +99,20 @@ impl Calls {
 }
 
 fn emit(sink: &mut Sink<'_>, kind: &str, fields: Vec<(&str, Value)>, extra: Option<&Fields>) {
+    emit_with_text(sink, kind, fields, &[], extra);
+}
+
+/// [`emit`], with members whose values are JSON text already written.
+fn emit_with_text(
+    sink: &mut Sink<'_>,
+    kind: &str,
+    fields: Vec<(&str, Value)>,
+    text: &[(&str, &str)],
+    extra: Option<&Fields>,
+) {
     let mut all = vec![("schema_version", Value::from(SCHEMA_VERSION))];
     all.extend(fields);
-    build_line(Dialect::Loom.contract(), kind, all, extra).write(sink.out, Layout::Sorted);
+    build_line(Dialect::Loom.contract(), kind, all, extra).write_with_text(sink.out, text, Layout::Sorted);
 }
 
 /// Writes a Session line: its fields, and its tool calls as JSON text made straight from the
@@ -112,13 +123,9 @@ fn emit_session<'c>(
     calls: Option<impl Iterator<Item = CallRef<'c>>>,
     extra: Option<&Fields>,
 ) {
-    let mut all = vec![("schema_version", Value::from(SCHEMA_VERSION))];
-    all.extend(session_fields(s));
-    let line = build_line(Dialect::Loom.contract(), "Session", all, extra);
-    match calls {
-        Some(calls) => line.write_with_text(sink.out, &[("tool_calls", &calls_json(calls))], Layout::Sorted),
-        None => line.write(sink.out, Layout::Sorted),
-    }
+    let calls = calls.map(calls_json);
+    let text: Vec<(&str, &str)> = calls.iter().map(|c| ("tool_calls", c.as_str())).collect();
+    emit_with_text(sink, "Session", session_fields(s), &text, extra);
 }
 
 /// `tool_calls` as loom writes it: compact, each call's members sorted.

@@ -23,7 +23,7 @@ pub enum Layout {
 /// control character, `"` or `\`, and for Go also `<`, `>`, `&` and the lead byte of U+2028 and
 /// U+2029. This runs over every byte written, and most text has none of them: sixteen bytes
 /// at a time with SSE2 (part of every x86-64), else eight at a time in a machine word.
-fn next_special(bytes: &[u8], mut i: usize, go: bool) -> usize {
+pub(crate) fn next_special(bytes: &[u8], mut i: usize, go: bool) -> usize {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::*;

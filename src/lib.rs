@@ -38,6 +38,7 @@ pub mod normalize;
 pub mod object;
 pub mod pipeline;
 pub mod report;
+mod scan;
 pub mod summary;
 
 pub use dialect::Dialect;

@@ -30,7 +30,7 @@ const SMALL: usize = 32;
 /// One member's value: its JSON text as it came, or a value put there since.
 #[derive(Debug, Clone)]
 pub enum Member<'a> {
-    Raw(&'a RawValue),
+    Raw(&'a str),
     Value(Value),
 }
 
@@ -50,7 +50,7 @@ impl<'a> Member<'a> {
     /// The value as a `Value` tree.
     pub fn to_value(&self) -> Value {
         match self {
-            Member::Raw(r) => serde_json::from_str(r.get()).unwrap_or_else(|e| {
+            Member::Raw(r) => serde_json::from_str(r).unwrap_or_else(|e| {
                 // serde_json's position is in the member, not the line: left out.
                 let why = e.to_string();
                 let why = why.split(" at line ").next().unwrap_or(&why).to_string();
@@ -71,7 +71,7 @@ impl<'a> Member<'a> {
     /// The value if it is a string. Without escapes, a raw string is its own text.
     pub fn as_str(&self) -> Option<Cow<'_, str>> {
         match self {
-            Member::Raw(r) => raw_str(r.get()),
+            Member::Raw(r) => raw_str(r),
             Member::Value(Value::String(s)) => Some(Cow::Borrowed(s)),
             Member::Value(_) => None,
         }
@@ -81,7 +81,7 @@ impl<'a> Member<'a> {
     /// back.
     pub fn into_str(self) -> Result<Cow<'a, str>, Self> {
         match self {
-            Member::Raw(r) => raw_str(r.get()).ok_or(self),
+            Member::Raw(r) => raw_str(r).ok_or(self),
             Member::Value(Value::String(s)) => Ok(Cow::Owned(s)),
             other => Err(other),
         }
@@ -89,7 +89,7 @@ impl<'a> Member<'a> {
 
     pub fn is_null(&self) -> bool {
         match self {
-            Member::Raw(r) => r.get() == "null",
+            Member::Raw(r) => *r == "null",
             Member::Value(v) => v.is_null(),
         }
     }
@@ -97,7 +97,7 @@ impl<'a> Member<'a> {
     /// A scalar (string, number, boolean), without building a tree for anything else.
     fn scalar(&self) -> Option<Value> {
         match self {
-            Member::Raw(r) => match r.get().as_bytes().first() {
+            Member::Raw(r) => match r.as_bytes().first() {
                 Some(b'{' | b'[') => None,
                 _ => Some(self.to_value()),
             },
@@ -152,7 +152,7 @@ fn raw_str(text: &str) -> Option<Cow<'_, str>> {
 
 /// Decodes the escapes of a string literal's inside, already checked as JSON: the runs
 /// between backslashes are copied whole. `None` for what it does not handle.
-fn unescape(inner: &str) -> Option<String> {
+pub(crate) fn unescape(inner: &str) -> Option<String> {
     let bytes = inner.as_bytes();
     let mut out = String::with_capacity(inner.len());
     let mut i = 0;
@@ -216,6 +216,10 @@ pub struct NotObject(pub &'static str);
 impl<'a> Object<'a> {
     /// Scans `text` as one JSON value: its members if it is an object, else what it is.
     pub fn parse(text: &'a str) -> Result<Result<Object<'a>, NotObject>, serde_json::Error> {
+        if let Some(members) = crate::scan::object(text) {
+            return Ok(Ok(Object::deduplicated(members, text)?));
+        }
+        // What the fast scan leaves: serde_json decides, and words any error.
         let parsed = serde_json::from_str::<Parsed<'a>>(text)?;
         // The scan takes two things a Value cannot hold, which would make a member vanish when
         // a decoder asks for it: a lone surrogate (\uD800), and nesting deeper than serde_json's
@@ -315,7 +319,7 @@ impl<'a> Object<'a> {
             write_str(&mut out, k, Layout::Compact);
             out.push(b':');
             match v {
-                Member::Raw(r) => out.extend_from_slice(r.get().as_bytes()),
+                Member::Raw(r) => out.extend_from_slice(r.as_bytes()),
                 Member::Value(v) => write_value(&mut out, v, Layout::Compact),
             }
         }
@@ -370,7 +374,7 @@ impl<'a> Object<'a> {
     pub fn take_count(&mut self, key: &str) -> Option<u64> {
         let i = self.position(key)?;
         let c = match &self.members[i].1 {
-            Member::Raw(r) => raw_count(r.get()),
+            Member::Raw(r) => raw_count(r),
             Member::Value(v) => count(v),
         };
         match c {
@@ -405,8 +409,8 @@ impl<'a> Object<'a> {
         let i = self.position(key)?;
         let member = &self.members[i].1;
         let b = match member {
-            Member::Raw(r) if r.get() == "true" => Some(true),
-            Member::Raw(r) if r.get() == "false" => Some(false),
+            Member::Raw(r) if *r == "true" => Some(true),
+            Member::Raw(r) if *r == "false" => Some(false),
             Member::Value(Value::Bool(b)) => Some(*b),
             _ => match member.as_str() {
                 Some(s) if s.eq_ignore_ascii_case("true") => Some(true),
@@ -483,7 +487,7 @@ impl<'de> Deserialize<'de> for Parsed<'de> {
                 let mut members = Vec::with_capacity(map.size_hint().unwrap_or(8));
                 while let Some(Key(k)) = map.next_key::<Key<'de>>()? {
                     let v: &'de RawValue = map.next_value()?;
-                    members.push((k, Member::Raw(v)));
+                    members.push((k, Member::Raw(v.get())));
                 }
                 Ok(Parsed::Object(members))
             }

@@ -1,0 +1,394 @@
+//! The fast path of reading a line: one pass over its bytes that checks it is a JSON object
+//! and finds each top-level member's key and value text.
+//!
+//! serde_json's own scan (deserializing into `RawValue`s) goes a byte at a time through the
+//! structure and checked separately for what the members must not hold; this goes sixteen
+//! bytes at a time through strings (where most of a line's bytes are) and checks everything in
+//! the same pass. It only ever says yes to a line serde_json accepts, with the same members.
+//! Whatever it does not settle (a syntax error, a lone surrogate, nesting near serde_json's
+//! limit, a line that is not an object) it leaves to serde_json, which then decides and words
+//! the error: so the diagnostics stay serde_json's, and this path needs to be right only about
+//! what it accepts.
+
+use std::borrow::Cow;
+
+use crate::json::next_special;
+
+/// Nesting this deep or deeper is left to serde_json, whose limit is 128.
+const NEAR_LIMIT: usize = 120;
+
+use crate::object::Member;
+
+/// The members of `text` if it is a JSON object this scan can vouch for, in order (a repeated
+/// key appears each time); `None` when serde_json should decide.
+pub(crate) fn object(text: &str) -> Option<Vec<(Cow<'_, str>, Member<'_>)>> {
+    let mut s = Scanner { b: text.as_bytes(), i: 0, depth: 0 };
+    s.ws();
+    s.eat(b'{')?;
+    let mut members = Vec::with_capacity(8);
+    s.ws();
+    if !s.eat_if(b'}') {
+        loop {
+            s.eat(b'"')?;
+            let start = s.i;
+            let escaped = s.string()?;
+            let key = &text[start..s.i - 1];
+            let key = if escaped { Cow::Owned(crate::object::unescape(key)?) } else { Cow::Borrowed(key) };
+            s.ws();
+            s.eat(b':')?;
+            s.ws();
+            let start = s.i;
+            s.value()?;
+            members.push((key, Member::Raw(&text[start..s.i])));
+            s.ws();
+            match s.next()? {
+                b',' => s.ws(),
+                b'}' => break,
+                _ => return None,
+            }
+        }
+    }
+    s.ws();
+    (s.i == s.b.len()).then_some(members)
+}
+
+struct Scanner<'a> {
+    b: &'a [u8],
+    i: usize,
+    depth: usize,
+}
+
+impl Scanner<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+
+    fn next(&mut self) -> Option<u8> {
+        let c = self.peek()?;
+        self.i += 1;
+        Some(c)
+    }
+
+    fn eat(&mut self, c: u8) -> Option<()> {
+        (self.next()? == c).then_some(())
+    }
+
+    fn eat_if(&mut self, c: u8) -> bool {
+        let yes = self.peek() == Some(c);
+        if yes {
+            self.i += 1;
+        }
+        yes
+    }
+
+    /// JSON's whitespace, which is serde_json's: space, tab, newline, carriage return.
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.i += 1;
+        }
+    }
+
+    /// A string's inside and its closing quote (the opening one is read); whether it had
+    /// escapes. A control character, a bad escape or a surrogate escape is left to serde_json.
+    fn string(&mut self) -> Option<bool> {
+        let mut escaped = false;
+        loop {
+            self.i = next_special(self.b, self.i, false);
+            match self.next()? {
+                b'"' => return Some(escaped),
+                b'\\' => {
+                    escaped = true;
+                    match self.next()? {
+                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {}
+                        b'u' => {
+                            let hex = self.b.get(self.i..self.i + 4)?;
+                            let mut n = 0u32;
+                            for &d in hex {
+                                n = n * 16 + char::from(d).to_digit(16)?;
+                            }
+                            if (0xD800..=0xDFFF).contains(&n) {
+                                // Pairs are rare: serde_json checks them.
+                                return None;
+                            }
+                            self.i += 4;
+                        }
+                        _ => return None,
+                    }
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    fn value(&mut self) -> Option<()> {
+        match self.next()? {
+            b'"' => self.string().map(drop),
+            b'{' => self.nested(b'}', true),
+            b'[' => self.nested(b']', false),
+            b't' => self.word(b"rue"),
+            b'f' => self.word(b"alse"),
+            b'n' => self.word(b"ull"),
+            b'-' => {
+                let first = self.next()?;
+                self.number(first)
+            }
+            first => self.number(first),
+        }
+    }
+
+    fn word(&mut self, rest: &[u8]) -> Option<()> {
+        if self.b.get(self.i..self.i + rest.len())? == rest {
+            self.i += rest.len();
+            return Some(());
+        }
+        None
+    }
+
+    fn digits(&mut self) -> usize {
+        let start = self.i;
+        while let Some(b'0'..=b'9') = self.peek() {
+            self.i += 1;
+        }
+        self.i - start
+    }
+
+    /// A number's grammar after its sign, `first` being read: no leading zeros, digits after
+    /// a point and in an exponent. What comes after it is checked by the caller.
+    fn number(&mut self, first: u8) -> Option<()> {
+        match first {
+            b'0' => {}
+            b'1'..=b'9' => {
+                self.digits();
+            }
+            _ => return None,
+        }
+        if self.eat_if(b'.') && self.digits() == 0 {
+            return None;
+        }
+        if let Some(b'e' | b'E') = self.peek() {
+            self.i += 1;
+            if let Some(b'+' | b'-') = self.peek() {
+                self.i += 1;
+            }
+            if self.digits() == 0 {
+                return None;
+            }
+        }
+        Some(())
+    }
+
+    /// An object's or array's members after its opening bracket, through `close`.
+    fn nested(&mut self, close: u8, keyed: bool) -> Option<()> {
+        self.depth += 1;
+        if self.depth >= NEAR_LIMIT {
+            return None;
+        }
+        self.ws();
+        if !self.eat_if(close) {
+            loop {
+                if keyed {
+                    self.eat(b'"')?;
+                    self.string()?;
+                    self.ws();
+                    self.eat(b':')?;
+                    self.ws();
+                }
+                self.value()?;
+                self.ws();
+                match self.next()? {
+                    b',' => self.ws(),
+                    c if c == close => break,
+                    _ => return None,
+                }
+            }
+        }
+        self.depth -= 1;
+        Some(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::Value;
+
+    /// What serde_json makes of `text` as an object: its members' keys and raw values, in
+    /// order, a repeated key each time.
+    fn serde_members(text: &str) -> Option<Vec<(String, String)>> {
+        use serde::de::{Deserializer, MapAccess, Visitor};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Vec<(String, String)>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::new();
+                while let Some(k) = m.next_key::<String>()? {
+                    let v: Box<serde_json::value::RawValue> = m.next_value()?;
+                    out.push((k, v.get().to_string()));
+                }
+                Ok(out)
+            }
+        }
+        let mut de = serde_json::Deserializer::from_str(text);
+        let members = (&mut de).deserialize_map(V).ok()?;
+        de.end().ok()?;
+        Some(members)
+    }
+
+    fn ours(text: &str) -> Option<Vec<(String, String)>> {
+        let raw = |v: Member<'_>| match v {
+            Member::Raw(v) => v.to_string(),
+            Member::Value(_) => panic!("a scanned member is raw"),
+        };
+        Some(object(text)?.into_iter().map(|(k, v)| (k.into_owned(), raw(v))).collect())
+    }
+
+    #[test]
+    fn objects_are_split_into_their_members_text() {
+        let text =
+            " {\"a\" : [1, {\"b\":\"}\"}] ,\"k\\u00e9\":\"x\\ny\",\"n\":-0.5e+3,\"t\":true,\"z\":null, \"e\":{}}\r\n";
+        let m = object(text).unwrap();
+        let got: Vec<(&str, &str)> = m
+            .iter()
+            .map(|(k, v)| match v {
+                Member::Raw(v) => (k.as_ref(), *v),
+                Member::Value(_) => panic!("a scanned member is raw"),
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("a", "[1, {\"b\":\"}\"}]"),
+                ("ké", "\"x\\ny\""),
+                ("n", "-0.5e+3"),
+                ("t", "true"),
+                ("z", "null"),
+                ("e", "{}")
+            ]
+        );
+        assert_eq!(object("{}").unwrap().len(), 0);
+    }
+
+    #[test]
+    fn what_serde_json_refuses_or_must_decide_is_left_to_it() {
+        for text in [
+            "",
+            "[1]",
+            "\"x\"",
+            "{",
+            "{\"a\"}",
+            "{\"a\":}",
+            "{\"a\":1,}",
+            "{\"a\":01}",
+            "{\"a\":1.}",
+            "{\"a\":.5}",
+            "{\"a\":1e}",
+            "{\"a\":-}",
+            "{\"a\":tru}",
+            "{\"a\":[1,]}",
+            "{\"a\":\"\u{1}\"}",
+            "{\"a\":\"\\x\"}",
+            "{\"a\":\"\\u12G4\"}",
+            "{\"a\":\"\\ud83d\\ude42\"}",
+            "{\"a\":1} x",
+            "{\"a\":1}{}",
+            "{\"a\" 1}",
+            "{'a':1}",
+            "{\"a\":1\u{a0}}",
+        ] {
+            assert!(object(text).is_none(), "{text:?}");
+        }
+        let deep = |n: usize| format!("{{\"a\":{}{}}}", "[".repeat(n), "]".repeat(n));
+        assert!(object(&deep(NEAR_LIMIT - 2)).is_some());
+        assert!(object(&deep(NEAR_LIMIT)).is_none());
+    }
+
+    /// Lines built from pieces that are often valid JSON and often just not.
+    fn near_json() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            Just("{".to_string()),
+            Just("}".to_string()),
+            Just("[".to_string()),
+            Just("]".to_string()),
+            Just(",".to_string()),
+            Just(":".to_string()),
+            Just(" ".to_string()),
+            Just("\"k\"".to_string()),
+            Just("\"k\":".to_string()),
+            Just("\"a\\\"b\\\\\\n\\u00e9\"".to_string()),
+            Just("\"\\ud83d\\ude42\"".to_string()),
+            Just("\"<&>\u{2028}é\"".to_string()),
+            Just("\"\\q\"".to_string()),
+            Just("\"\t\"".to_string()),
+            Just("true".to_string()),
+            Just("null".to_string()),
+            Just("nul".to_string()),
+            "-?(0|[1-9][0-9]{0,3}|01)(\\.[0-9]{0,2})?([eE][+-]?[0-9]{0,2})?",
+        ];
+        prop::collection::vec(piece, 1..7).prop_map(|v| v.concat())
+    }
+
+    proptest! {
+        #[test]
+        fn an_accepted_line_is_one_serde_json_accepts_with_the_same_members(body in near_json()) {
+            let text = format!("{{\"k\":{body}}}");
+            if let Some(m) = ours(&text) {
+                prop_assert_eq!(Some(m), serde_members(&text));
+            }
+            if let Some(m) = ours(&body) {
+                prop_assert_eq!(Some(m), serde_members(&body));
+            }
+        }
+
+        #[test]
+        fn a_valid_line_with_one_byte_changed_is_accepted_only_as_serde_json_accepts_it(
+            v in any_json(),
+            at in any::<prop::sample::Index>(),
+            with in prop::sample::select(b" \"\\:,{}[]0-.eEtnu\t\x01x".to_vec()),
+            how in 0..3u8,
+        ) {
+            let mut bytes = serde_json::to_vec(&serde_json::json!({"k": v})).unwrap();
+            let i = at.index(bytes.len());
+            match how {
+                0 => bytes[i] = with,
+                1 => bytes.insert(i, with),
+                _ => drop(bytes.remove(i)),
+            }
+            if let Ok(text) = String::from_utf8(bytes) {
+                if let Some(m) = ours(&text) {
+                    prop_assert_eq!(Some(m), serde_members(&text));
+                }
+            }
+        }
+
+        #[test]
+        fn valid_objects_without_surrogates_are_all_accepted(v in any_json(), ws in prop::sample::select(vec!["", " ", "\n\t "])) {
+            let text = serde_json::to_string(&serde_json::json!({"k": v, "and": [v]})).unwrap();
+            let spaced = serde_json::to_string_pretty(&serde_json::json!({"k": v})).unwrap();
+            prop_assert!(ours(&text).is_some(), "{}", text);
+            prop_assert_eq!(ours(&text), serde_members(&text));
+            let padded = format!("{ws}{spaced}{ws}");
+            prop_assert_eq!(ours(&padded), serde_members(&padded));
+        }
+    }
+
+    fn any_json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            (-1e6f64..1e6).prop_map(Value::from),
+            "[a-z\"\\\\/\n\t\u{1}é🙂\u{2028}<]{0,12}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 24, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::vec(("[a-z\"]{0,3}", inner), 0..4)
+                    .prop_map(|v| Value::Object(v.into_iter().collect())),
+            ]
+        })
+    }
+}

@@ -11,6 +11,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+pub use crate::text::Text;
+
 /// A JSON object whose members we carry without interpreting them.
 pub type Fields = Map<String, Value>;
 
@@ -384,7 +386,7 @@ pub struct ToolResult {
     pub status: ToolStatus,
     /// What the tool returned, as text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub output: Option<String>,
+    pub output: Option<Text>,
     /// Why the call failed, where the source says so apart from the output.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,

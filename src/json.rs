@@ -4,6 +4,8 @@
 
 use serde_json::Value;
 
+use crate::text::Text;
+
 /// How an agent lays out its JSON lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Layout {
@@ -165,9 +167,9 @@ pub fn write_value(out: &mut Vec<u8>, v: &Value, layout: Layout) {
             if sorted(layout) && m.len() > 1 {
                 let mut members: Vec<(&String, &Value)> = m.iter().collect();
                 members.sort_unstable_by_key(|p| p.0);
-                write_members(out, members.into_iter().map(|(k, v)| (k, Out::Value(v))), layout);
+                write_members(out, members.into_iter(), layout, write_value);
             } else {
-                write_members(out, m.iter().map(|(k, v)| (k, Out::Value(v))), layout);
+                write_members(out, m.iter(), layout, write_value);
             }
         }
     }
@@ -186,10 +188,12 @@ fn separators(layout: Layout) -> (&'static [u8], &'static [u8]) {
     }
 }
 
-fn write_members<'v, K: AsRef<str> + 'v>(
+/// Writes an object's members, each value by `value`.
+fn write_members<K: AsRef<str>, V>(
     out: &mut Vec<u8>,
-    members: impl Iterator<Item = (K, Out<'v>)>,
+    members: impl Iterator<Item = (K, V)>,
     layout: Layout,
+    value: impl Fn(&mut Vec<u8>, V, Layout),
 ) {
     let (comma, colon) = separators(layout);
     out.push(b'{');
@@ -199,44 +203,74 @@ fn write_members<'v, K: AsRef<str> + 'v>(
         }
         write_str(out, k.as_ref(), layout);
         out.extend_from_slice(colon);
-        match v {
-            Out::Value(v) => write_value(out, v, layout),
-            Out::Text(t) => out.extend_from_slice(t.as_bytes()),
-        }
+        value(out, v, layout);
     }
     out.push(b'}');
 }
 
-/// A member's value as it is written: a value, or JSON text already written in the layout
-/// (a long list made without building a tree for it).
-#[derive(Debug, Clone, Copy)]
-pub enum Out<'a> {
+/// A member's value as it is written: a value (owned or borrowed), a string or [`Text`]
+/// borrowed from a record (no copy into a `Value` for it), or JSON text already written in
+/// the layout (a long list made without building a tree for it).
+#[derive(Debug, Clone)]
+pub enum Field<'a> {
+    Owned(Value),
     Value(&'a Value),
-    Text(&'a str),
+    Str(&'a str),
+    Text(&'a Text),
+    Json(&'a str),
+}
+
+impl Field<'_> {
+    pub fn write(&self, out: &mut Vec<u8>, layout: Layout) {
+        match self {
+            Field::Owned(v) => write_value(out, v, layout),
+            Field::Value(v) => write_value(out, v, layout),
+            Field::Str(s) => write_str(out, s, layout),
+            Field::Text(t) => t.write(out, layout),
+            Field::Json(j) => out.extend_from_slice(j.as_bytes()),
+        }
+    }
+}
+
+impl From<Value> for Field<'_> {
+    fn from(v: Value) -> Self {
+        Field::Owned(v)
+    }
+}
+
+impl<'a> From<&'a Value> for Field<'a> {
+    fn from(v: &'a Value) -> Self {
+        Field::Value(v)
+    }
+}
+
+impl<'a> From<&'a str> for Field<'a> {
+    fn from(s: &'a str) -> Self {
+        Field::Str(s)
+    }
+}
+
+impl<'a> From<&'a String> for Field<'a> {
+    fn from(s: &'a String) -> Self {
+        Field::Str(s)
+    }
+}
+
+impl<'a> From<&'a Text> for Field<'a> {
+    fn from(t: &'a Text) -> Self {
+        Field::Text(t)
+    }
 }
 
 /// Appends an object given as (key, value) pairs, and a newline, in the given layout: pairs in
 /// order, or sorted by key (and nested objects too) for the sorted layouts.
-pub fn write_pairs<V: std::borrow::Borrow<Value>>(out: &mut Vec<u8>, pairs: &[(&str, V)], layout: Layout) {
-    write_pairs_and_text(out, pairs, &[], layout);
-}
-
-/// [`write_pairs`], with members whose values are JSON text (`text`), placed after the pairs,
-/// or among them by key in the sorted layouts.
-pub fn write_pairs_and_text<V: std::borrow::Borrow<Value>>(
-    out: &mut Vec<u8>,
-    pairs: &[(&str, V)],
-    text: &[(&str, &str)],
-    layout: Layout,
-) {
-    let all =
-        pairs.iter().map(|(k, v)| (*k, Out::Value(v.borrow()))).chain(text.iter().map(|(k, t)| (*k, Out::Text(t))));
+pub fn write_fields(out: &mut Vec<u8>, pairs: &[(&str, Field<'_>)], layout: Layout) {
     if sorted(layout) {
-        let mut order: Vec<(&str, Out<'_>)> = all.collect();
+        let mut order: Vec<(&str, &Field<'_>)> = pairs.iter().map(|(k, v)| (*k, v)).collect();
         order.sort_unstable_by_key(|p| p.0);
-        write_members(out, order.into_iter(), layout);
+        write_members(out, order.into_iter(), layout, |out, v, layout| v.write(out, layout));
     } else {
-        write_members(out, all, layout);
+        write_members(out, pairs.iter().map(|(k, v)| (*k, v)), layout, |out, v, layout| v.write(out, layout));
     }
     out.push(b'\n');
 }

@@ -40,6 +40,7 @@ pub mod pipeline;
 pub mod report;
 mod scan;
 pub mod summary;
+pub mod text;
 
 pub use dialect::Dialect;
 pub use pipeline::{translate, translate_bytes, Diagnostic, Options, Stop, Summary};

@@ -23,6 +23,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::json::{count, write_str, write_value, Count, Layout};
+use crate::text::Text;
 
 /// Objects with more members than this are checked for repeated keys through a real map.
 const SMALL: usize = 32;
@@ -367,6 +368,20 @@ impl<'a> Object<'a> {
         };
         self.members.remove(i);
         taken
+    }
+
+    /// Takes member `key` as [`Object::take_str`] does, but a string keeps the escapes it was
+    /// read with: a [`Text`], written back with one copy where the target escapes alike.
+    pub fn take_kept(&mut self, key: &str) -> Option<Text> {
+        let i = self.position(key)?;
+        if let Member::Raw(r) = &self.members[i].1 {
+            if let Some(inner) = r.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
+                let text = Text::from_json_inner(inner);
+                self.members.remove(i);
+                return Some(text);
+            }
+        }
+        self.take_str(key).map(Text::from)
     }
 
     /// Takes a count written as an integer or as a string of digits; an invalid one stays

@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 use strum::IntoEnumIterator;
 
 use crate::event::{Event, Fields};
+use crate::json::Field;
 use crate::normalize::Context;
 use crate::object::Object;
 use crate::report::{Fate, Report};
@@ -316,18 +317,22 @@ pub(crate) fn whole_line(kind: impl Into<String>, rest: Object<'_>) -> Value {
 /// An output line in the making: its members in order, values owned or borrowed from the
 /// record. Written straight to bytes, without building a map.
 pub(crate) struct Line<'a> {
-    pairs: Vec<(&'a str, Cow<'a, Value>)>,
+    pairs: Vec<(&'a str, Field<'a>)>,
 }
 
 impl Line<'_> {
     pub(crate) fn write(&self, out: &mut Vec<u8>, layout: crate::json::Layout) {
-        crate::json::write_pairs(out, &self.pairs, layout);
+        crate::json::write_fields(out, &self.pairs, layout);
     }
+}
 
-    /// Writes the line with members given as JSON text besides (a list too long to build as
-    /// a tree: loom's tool calls).
-    pub(crate) fn write_with_text(&self, out: &mut Vec<u8>, text: &[(&str, &str)], layout: crate::json::Layout) {
-        crate::json::write_pairs_and_text(out, &self.pairs, text, layout);
+/// What a tool result writes as the call's output: its own, else the output streamed for the
+/// call, else its error; else nothing.
+pub(crate) fn tool_output<'a>(r: &'a crate::event::ToolResult, ctx: &'a Context) -> Field<'a> {
+    match (&r.output, &ctx.call.output, &r.error) {
+        (Some(t), _, _) => Field::Text(t),
+        (None, Some(s), _) | (None, None, Some(s)) => Field::Str(s),
+        (None, None, None) => Field::Str(""),
     }
 }
 
@@ -337,27 +342,26 @@ impl Line<'_> {
 /// when the contract accepts its value there: it restores what the source said (an unknown
 /// status word, say), but never makes a line the contract forbids (a null where an id must be,
 /// a count that is not digits).
-pub(crate) fn build_line<'a>(
+pub(crate) fn build_line<'a, F: Into<Field<'a>>>(
     contract: &'a crate::contract::Contract,
     kind: &'a str,
-    fields: Vec<(&'a str, Value)>,
+    fields: impl IntoIterator<Item = (&'a str, F)>,
     extra: Option<&'a Fields>,
 ) -> Line<'a> {
-    let mut pairs: Vec<(&'a str, Cow<'a, Value>)> = Vec::with_capacity(fields.len() + 1 + extra.map_or(0, Map::len));
-    pairs.push((contract.type_field.as_str(), Cow::Owned(Value::String(kind.into()))));
-    let put = |pairs: &mut Vec<(&'a str, Cow<'a, Value>)>, k: &'a str, v: Cow<'a, Value>| match pairs
-        .iter_mut()
-        .find(|p| p.0 == k)
-    {
-        Some(p) => p.1 = v,
-        None => pairs.push((k, v)),
-    };
+    let fields = fields.into_iter();
+    let mut pairs: Vec<(&'a str, Field<'a>)> = Vec::with_capacity(fields.size_hint().0 + 1 + extra.map_or(0, Map::len));
+    pairs.push((contract.type_field.as_str(), Field::Str(kind)));
+    let put =
+        |pairs: &mut Vec<(&'a str, Field<'a>)>, k: &'a str, v: Field<'a>| match pairs.iter_mut().find(|p| p.0 == k) {
+            Some(p) => p.1 = v,
+            None => pairs.push((k, v)),
+        };
     for (k, v) in fields {
-        put(&mut pairs, k, Cow::Owned(v));
+        put(&mut pairs, k, v.into());
     }
     for (k, v) in extra.into_iter().flatten() {
         if contract.accepts(kind, k, v) {
-            put(&mut pairs, k.as_str(), Cow::Borrowed(v));
+            put(&mut pairs, k.as_str(), Field::Value(v));
         }
     }
     Line { pairs }

@@ -56,7 +56,7 @@ impl Decode for Decoder {
                         }
                     }
                 };
-                let output = m.take_str("output");
+                let output = m.take_kept("output");
                 Event::ToolResult(ToolResult {
                     id,
                     index: None,

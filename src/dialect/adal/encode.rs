@@ -1,9 +1,9 @@
 use serde_json::{json, Value};
 
 use crate::contract::Contract;
-use crate::dialect::{build_line, Dialect, Encode, Record, Sink};
+use crate::dialect::{build_line, tool_output, Dialect, Encode, Record, Sink};
 use crate::event::{Arguments, Event, Fields, Outcome, Terminal, ToolStatus};
-use crate::json::{write_line, Layout};
+use crate::json::{write_line, Field, Layout};
 use crate::normalize::Context;
 use crate::report::Fate;
 
@@ -55,7 +55,12 @@ impl Default for Encoder {
 
 /// Writes a line: `type` first, the fields in order, then the source line's unknown members
 /// when it was read from adal itself.
-fn emit(sink: &mut Sink<'_>, kind: &str, fields: Vec<(&str, Value)>, extra: Option<&Fields>) {
+fn emit<'a, F: Into<Field<'a>>>(
+    sink: &mut Sink<'_>,
+    kind: &'a str,
+    fields: Vec<(&'a str, F)>,
+    extra: Option<&'a Fields>,
+) {
     build_line(Dialect::Adal.contract(), kind, fields, extra).write(sink.out, Layout::Compact);
 }
 
@@ -117,12 +122,11 @@ impl Encode for Encoder {
                         None,
                     );
                 }
-                let output = r.output.as_deref().or(ctx.call.output.as_deref()).or(r.error.as_deref()).unwrap_or("");
                 let fields = vec![
-                    ("id", Value::String(id)),
-                    ("name", Value::String(name)),
-                    ("status", Value::String(status_word(r.status).into())),
-                    ("output", Value::String(output.into())),
+                    ("id", Field::Str(&id)),
+                    ("name", Field::Str(&name)),
+                    ("status", Field::Str(status_word(r.status))),
+                    ("output", tool_output(r, ctx)),
                 ];
                 emit(sink, "tool_result", fields, extra);
             }

@@ -128,7 +128,7 @@ impl Decoder {
             index: None,
             name,
             status,
-            output: Some(output),
+            output: Some(output.into()),
             error: None,
             arguments: Arguments::default(),
         })));

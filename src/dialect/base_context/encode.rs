@@ -4,7 +4,7 @@ use std::ops::Range;
 use serde_json::{json, Map, Value};
 
 use crate::dialect::{Dialect, Encode, EncodeOptions, Record, Sink};
-use crate::event::{Arguments, Basis, Event, Outcome, Phase, Scope, Terminal, Tokens, ToolStatus};
+use crate::event::{Arguments, Basis, Event, Outcome, Phase, Scope, Terminal, Text, Tokens, ToolStatus};
 use crate::json::{write_line, write_str, write_value, Layout};
 use crate::normalize::Context;
 use crate::report::Fate;
@@ -600,6 +600,7 @@ impl Encode for Encoder {
                 let output = r
                     .output
                     .clone()
+                    .map(Text::into_string)
                     .or_else(|| ctx.call.output.clone())
                     .or_else(|| r.error.clone())
                     .unwrap_or_default();

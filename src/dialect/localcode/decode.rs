@@ -93,7 +93,7 @@ impl Decode for Decoder {
                 let name = m.take_str("name");
                 let args = m.take_str("args");
                 let index = index(&mut m);
-                let output = m.take_str("result");
+                let output = m.take_kept("result");
                 let failed = m.take_bool("error").unwrap_or(false);
                 Event::ToolResult(ToolResult {
                     id: None,

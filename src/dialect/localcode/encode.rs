@@ -1,9 +1,9 @@
 use serde_json::{Map, Value};
 
 use crate::contract::Contract;
-use crate::dialect::{build_line, Dialect, Encode, Line, Record, Sink};
+use crate::dialect::{build_line, tool_output, Dialect, Encode, Line, Record, Sink};
 use crate::event::{Basis, Event, ToolStatus};
-use crate::json::{char_len, cut_chars, split_chars, write_line, Layout};
+use crate::json::{char_len, cut_chars, split_chars, write_line, Field, Layout};
 use crate::normalize::Context;
 use crate::report::Fate;
 
@@ -26,12 +26,29 @@ impl Encoder {
     }
 
     /// `text` cut to the contract's limit for `kind.field`, counting a cut in the report.
-    fn fit(&self, kind: &str, field: &str, text: &str, sink: &mut Sink<'_>) -> Value {
+    fn fit<'a>(&self, kind: &str, field: &str, text: &'a str, sink: &mut Sink<'_>) -> Field<'a> {
+        Field::Str(self.cut(kind, field, text, sink))
+    }
+
+    fn cut<'a>(&self, kind: &str, field: &str, text: &'a str, sink: &mut Sink<'_>) -> &'a str {
         let (head, cut) = cut_chars(text, self.limit(kind, field));
         if cut {
             sink.report.truncated(&format!("{kind}.{field}"));
         }
-        Value::String(head.to_string())
+        head
+    }
+
+    /// [`Encoder::fit`] for a field that may be kept as read: a text no longer in bytes than
+    /// the limit is in characters is written as it is.
+    fn fit_field<'a>(&self, kind: &str, field: &str, text: Field<'a>, sink: &mut Sink<'_>) -> Field<'a> {
+        match text {
+            Field::Text(t) if t.as_read_len() > self.limit(kind, field) => {
+                let whole = t.as_str();
+                Field::Owned(Value::String(self.cut(kind, field, &whole, sink).to_string()))
+            }
+            Field::Str(s) => self.fit(kind, field, s, sink),
+            other => other,
+        }
     }
 }
 
@@ -43,7 +60,7 @@ impl Default for Encoder {
 
 /// Builds a line: `type` first, the fields in the given order, then (for records read from
 /// localcode itself) the members the model had no field for.
-fn line<'a>(kind: &'a str, fields: Vec<(&'a str, Value)>, rec: &'a Record) -> Line<'a> {
+fn line<'a>(kind: &'a str, fields: Vec<(&'a str, Field<'a>)>, rec: &'a Record) -> Line<'a> {
     build_line(Dialect::Localcode.contract(), kind, fields, (rec.origin == Dialect::Localcode).then_some(&rec.extra))
 }
 
@@ -51,12 +68,12 @@ fn emit(sink: &mut Sink<'_>, l: &Line<'_>) {
     l.write(sink.out, Layout::Spaced);
 }
 
-fn s(x: impl Into<String>) -> Value {
-    Value::String(x.into())
+fn s(x: impl Into<String>) -> Field<'static> {
+    Field::Owned(Value::String(x.into()))
 }
 
-fn digits(n: u64) -> Value {
-    Value::String(n.to_string())
+fn digits(n: u64) -> Field<'static> {
+    Field::Owned(Value::String(n.to_string()))
 }
 
 impl Encode for Encoder {
@@ -111,7 +128,8 @@ impl Encode for Encoder {
                 );
             }
             Event::ToolCall(c) => {
-                let args = self.fit("tool_start", "args", &c.arguments.to_text(), sink);
+                let args = c.arguments.to_text();
+                let args = self.fit("tool_start", "args", &args, sink);
                 let index = c.index.or(ctx.call.index).map_or(s("-1"), digits);
                 emit(
                     sink,
@@ -121,16 +139,16 @@ impl Encode for Encoder {
             Event::ToolResult(r) => {
                 let call = &ctx.call;
                 let arguments = if r.arguments.is_empty() { &call.arguments } else { &r.arguments };
-                let args = self.fit("tool_result", "args", &arguments.to_text(), sink);
-                let body = r.output.as_deref().or(call.output.as_deref()).or(r.error.as_deref()).unwrap_or("");
-                let result = self.fit("tool_result", "result", body, sink);
+                let args = arguments.to_text();
+                let args = self.fit("tool_result", "args", &args, sink);
+                let result = self.fit_field("tool_result", "result", tool_output(r, ctx), sink);
                 let failed = if r.status == ToolStatus::Completed { "false" } else { "true" };
                 let fields = vec![
-                    ("name", s(r.name.as_ref().or(call.name.as_ref()).cloned().unwrap_or_default())),
+                    ("name", Field::Str(r.name.as_ref().or(call.name.as_ref()).map_or("", String::as_str))),
                     ("args", args),
                     ("index", r.index.or(call.index).map_or(s("-1"), digits)),
                     ("result", result),
-                    ("error", s(failed)),
+                    ("error", Field::Str(failed)),
                 ];
                 emit(sink, &line("tool_result", fields, rec));
             }
@@ -174,7 +192,7 @@ impl Encode for Encoder {
             }
             Event::TurnEnd { .. } => emit(sink, &line("done", vec![], rec)),
             Event::RoundStart { index, .. } if own => {
-                let fields = index.map(|i| vec![("round_idx", Value::from(i))]).unwrap_or_default();
+                let fields = index.map(|i| vec![("round_idx", Field::Owned(Value::from(i)))]).unwrap_or_default();
                 emit(sink, &line("round_start", fields, rec));
             }
             Event::RoundEnd { .. } if own => emit(sink, &line("round_end", vec![], rec)),
@@ -206,10 +224,10 @@ impl Encode for Encoder {
                 tokens.insert("total".into(), Value::from(totals.total.unwrap_or(0)));
                 let fields = vec![
                     ("status", s(status)),
-                    ("exit_code", Value::from(exit_code)),
+                    ("exit_code", Field::Owned(Value::from(exit_code))),
                     ("reason", s(reason)),
                     ("final_text", s(t.final_text.clone().unwrap_or_default())),
-                    ("tokens", Value::Object(tokens)),
+                    ("tokens", Field::Owned(Value::Object(tokens))),
                 ];
                 emit(sink, &line("result", fields, rec));
             }

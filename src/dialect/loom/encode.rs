@@ -5,7 +5,7 @@ use super::{other_stop, SCHEMA_VERSION};
 use crate::contract::Contract;
 use crate::dialect::{build_line, Dialect, Encode, Record, Sink};
 use crate::event::{Basis, Event, Fields, Outcome, Scope, Summary, Terminal, Tokens, ToolStatus};
-use crate::json::{write_line, write_str, Layout};
+use crate::json::{write_line, write_str, Field, Layout};
 use crate::normalize::Context;
 use crate::report::Fate;
 
@@ -110,9 +110,10 @@ fn emit_with_text(
     text: &[(&str, &str)],
     extra: Option<&Fields>,
 ) {
-    let mut all = vec![("schema_version", Value::from(SCHEMA_VERSION))];
-    all.extend(fields);
-    build_line(Dialect::Loom.contract(), kind, all, extra).write_with_text(sink.out, text, Layout::Sorted);
+    let mut all = vec![("schema_version", Field::Owned(Value::from(SCHEMA_VERSION)))];
+    all.extend(fields.into_iter().map(|(k, v)| (k, Field::Owned(v))));
+    all.extend(text.iter().map(|&(k, t)| (k, Field::Json(t))));
+    build_line(Dialect::Loom.contract(), kind, all, extra).write(sink.out, Layout::Sorted);
 }
 
 /// Writes a Session line: its fields, and its tool calls as JSON text made straight from the

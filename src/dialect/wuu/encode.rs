@@ -328,8 +328,8 @@ impl Encode for Encoder {
                 if !self.streamed.contains_key(&id) {
                     // wuu delivers output as deltas only; a result that carries its output
                     // sends it as one delta before the completion.
-                    if let Some(output) = r.output.as_deref().filter(|o| !o.is_empty()) {
-                        self.tool(sink, "output_delta", &id, vec![("delta", s(output))], None);
+                    if let Some(output) = r.output.as_ref().filter(|o| !o.is_empty()) {
+                        self.tool(sink, "output_delta", &id, vec![("delta", s(output.as_str()))], None);
                     }
                 }
                 let status = match r.status {

@@ -1,0 +1,253 @@
+//! [`Text`]: a string of the model that may still be in the escaped form it was read in.
+//!
+//! A tool's output is most of the bytes of most streams, and it is full of escapes (a newline
+//! every line). Decoding it into a `String` only to escape it again on output is two passes
+//! and a copy per escape. A `Text` read from a line keeps the inside of the JSON string literal
+//! as it came; when the target writes strings with exactly those escapes (serde_json's and
+//! Python's for the compact, spaced and sorted layouts, Go's for wuu), writing it is one copy.
+//! Anything that needs the characters themselves (a length, a cut) decodes it then.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::json::{next_special, write_str, Layout};
+
+/// A string: its characters, or the inside of a valid JSON string literal that has escapes.
+#[derive(Clone, Default)]
+pub struct Text {
+    s: String,
+    escaped: bool,
+}
+
+impl Text {
+    /// The inside of a JSON string literal (between its quotes), already checked as JSON:
+    /// kept as it is.
+    pub fn from_json_inner(inner: &str) -> Text {
+        Text { s: inner.to_string(), escaped: memchr::memchr(b'\\', inner.as_bytes()).is_some() }
+    }
+
+    /// The characters, decoded if they were kept escaped.
+    pub fn as_str(&self) -> Cow<'_, str> {
+        if !self.escaped {
+            return Cow::Borrowed(&self.s);
+        }
+        // Checked as JSON when it was read, so it decodes; the fallback is for a surrogate pair,
+        // which the fast unescaper leaves to serde_json.
+        Cow::Owned(
+            crate::object::unescape(&self.s)
+                .or_else(|| serde_json::from_str(&format!("\"{}\"", self.s)).ok())
+                .unwrap_or_default(),
+        )
+    }
+
+    pub fn into_string(self) -> String {
+        if self.escaped {
+            return self.as_str().into_owned();
+        }
+        self.s
+    }
+
+    /// Its length in bytes as read (escapes and all): never less than its length in
+    /// characters.
+    pub fn as_read_len(&self) -> usize {
+        self.s.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.s.is_empty()
+    }
+
+    /// Appends the text as a JSON string in `layout`: byte for byte what [`write_str`] makes of
+    /// its characters, copied as it came when its escapes are already those.
+    pub fn write(&self, out: &mut Vec<u8>, layout: Layout) {
+        if !self.escaped {
+            write_str(out, &self.s, layout);
+        } else if written_as_is(&self.s, layout) {
+            out.reserve(self.s.len() + 2);
+            out.push(b'"');
+            out.extend_from_slice(self.s.as_bytes());
+            out.push(b'"');
+        } else {
+            write_str(out, &self.as_str(), layout);
+        }
+    }
+}
+
+/// Whether [`write_str`] in `layout` writes the characters of `inner` (the inside of a valid
+/// JSON string literal) as `inner` itself: every escape is the one it would write for that
+/// character, and no character it would escape is there unescaped.
+pub fn written_as_is(inner: &str, layout: Layout) -> bool {
+    let go = layout == Layout::Go;
+    let b = inner.as_bytes();
+    let mut i = 0;
+    loop {
+        i = next_special(b, i, go);
+        let Some(&c) = b.get(i) else { return true };
+        match c {
+            b'\\' => {
+                let Some(&e) = b.get(i + 1) else { return false };
+                i += 2;
+                match e {
+                    b'"' | b'\\' | b'n' | b'r' | b't' => {}
+                    b'b' | b'f' if !go => {}
+                    b'u' => {
+                        let Some(hex) = b.get(i..i + 4) else { return false };
+                        i += 4;
+                        // Lowercase hex only, as the writer puts it.
+                        if !hex.iter().all(|h| matches!(h, b'0'..=b'9' | b'a'..=b'f')) {
+                            return false;
+                        }
+                        let n = hex.iter().fold(0u32, |n, &h| n * 16 + char::from(h).to_digit(16).unwrap_or(0));
+                        let ok = match n {
+                            0x08 | 0x0C => go,
+                            0x09 | 0x0A | 0x0D => false,
+                            0..=0x1F => true,
+                            0x3C | 0x3E | 0x26 | 0x2028 | 0x2029 => go,
+                            _ => false,
+                        };
+                        if !ok {
+                            return false;
+                        }
+                    }
+                    _ => return false,
+                }
+            }
+            // Go's specials, unescaped: `<`, `>`, `&`, and U+2028/U+2029 (E2 80 A8/A9); another
+            // character led by E2 is fine.
+            0xE2 => {
+                if matches!(b.get(i + 1..i + 3), Some([0x80, 0xA8 | 0xA9])) {
+                    return false;
+                }
+                i += 1;
+            }
+            _ => return false,
+        }
+    }
+}
+
+impl From<String> for Text {
+    fn from(s: String) -> Text {
+        Text { s, escaped: false }
+    }
+}
+
+impl From<&str> for Text {
+    fn from(s: &str) -> Text {
+        Text { s: s.to_string(), escaped: false }
+    }
+}
+
+impl PartialEq for Text {
+    fn eq(&self, other: &Text) -> bool {
+        if self.escaped == other.escaped && self.s == other.s {
+            return true;
+        }
+        self.as_str() == other.as_str()
+    }
+}
+
+impl PartialEq<str> for Text {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl fmt::Debug for Text {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.as_str(), f)
+    }
+}
+
+impl Serialize for Text {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Text {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Text, D::Error> {
+        String::deserialize(d).map(Text::from)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const LAYOUTS: [Layout; 4] = [Layout::Compact, Layout::Spaced, Layout::Sorted, Layout::Go];
+
+    fn written(s: &str, layout: Layout) -> String {
+        let mut out = Vec::new();
+        write_str(&mut out, s, layout);
+        String::from_utf8(out).unwrap()
+    }
+
+    fn inner(literal: &str) -> &str {
+        &literal[1..literal.len() - 1]
+    }
+
+    #[test]
+    fn escapes_the_writer_would_not_make_are_rewritten() {
+        for (inner, layout, as_is) in [
+            ("a\\nb", Layout::Compact, true),
+            ("\\u00e9", Layout::Compact, false),
+            ("\\/", Layout::Compact, false),
+            ("\\u000A", Layout::Compact, false),
+            ("\\u001f", Layout::Compact, true),
+            ("\\u001F", Layout::Compact, false),
+            ("\\b\\f", Layout::Compact, true),
+            ("\\b", Layout::Go, false),
+            ("\\u0008", Layout::Go, true),
+            ("\\u0008", Layout::Compact, false),
+            ("<", Layout::Go, false),
+            ("\\u003c", Layout::Go, true),
+            ("\\u003c", Layout::Spaced, false),
+            ("\u{2028}", Layout::Go, false),
+            ("\u{2028}", Layout::Sorted, true),
+            ("\\ud83d\\ude42", Layout::Compact, false),
+            ("€", Layout::Go, true),
+        ] {
+            assert_eq!(written_as_is(inner, layout), as_is, "{inner:?} {layout:?}");
+            let mut out = Vec::new();
+            Text::from_json_inner(inner).write(&mut out, layout);
+            let chars: String = serde_json::from_str(&format!("\"{inner}\"")).unwrap();
+            assert_eq!(String::from_utf8(out).unwrap(), written(&chars, layout));
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn what_the_writer_writes_is_written_as_is(s in "[a-z\"\\\\/\n\r\t\u{1}\u{8}\u{c}\u{1f}<>&é€🙂\u{2028}\u{2029}]{0,24}") {
+            for layout in LAYOUTS {
+                let literal = written(&s, layout);
+                prop_assert!(written_as_is(inner(&literal), layout), "{:?} {:?}", literal, layout);
+            }
+        }
+
+        #[test]
+        fn a_kept_literal_writes_as_its_characters_would(s in "[a-z\"\\\\/\n\r\t\u{1}\u{8}\u{c}<>&é🙂\u{2028}]{0,16}", ascii in any::<bool>(), from in 0..4usize) {
+            // Literals as other writers make them: \u escapes for everything (upper case), or
+            // another layout's escapes.
+            let literal = if ascii {
+                let mut l = String::from("\"");
+                for unit in s.encode_utf16() {
+                    l.push_str(&format!("\\u{unit:04X}"));
+                }
+                l + "\""
+            } else {
+                written(&s, LAYOUTS[from])
+            };
+            let text = Text::from_json_inner(inner(&literal));
+            prop_assert_eq!(text.as_str(), s.as_str());
+            prop_assert_eq!(&text, &Text::from(s.clone()));
+            for layout in LAYOUTS {
+                let mut out = Vec::new();
+                text.write(&mut out, layout);
+                prop_assert_eq!(String::from_utf8(out).unwrap(), written(&s, layout));
+            }
+        }
+    }
+}

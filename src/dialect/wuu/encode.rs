@@ -5,7 +5,7 @@ use serde_json::Value;
 use crate::contract::Contract;
 use crate::dialect::{build_line, Dialect, Encode, Record, Sink};
 use crate::event::{Arguments, Event, Fields, Outcome, Phase, Session, ToolStatus};
-use crate::json::{write_line, Layout};
+use crate::json::{write_line, Field, Layout};
 use crate::normalize::Context;
 use crate::report::Fate;
 
@@ -61,8 +61,12 @@ enum Ids {
     Turn,
 }
 
-fn s(x: impl Into<String>) -> Value {
-    Value::String(x.into())
+fn s(x: impl Into<String>) -> Field<'static> {
+    Field::Owned(Value::String(x.into()))
+}
+
+fn v(x: impl Into<Value>) -> Field<'static> {
+    Field::Owned(x.into())
 }
 
 /// Arguments as the JSON text wuu writes: the source's text when it was JSON already, the
@@ -79,13 +83,14 @@ fn json_text(a: &Arguments, own: bool) -> String {
 }
 
 impl Encoder {
-    fn emit(&self, sink: &mut Sink<'_>, kind: &str, fields: Vec<(&str, Value)>, ids: Ids, extra: Option<&Fields>) {
+    fn emit(&self, sink: &mut Sink<'_>, kind: &str, fields: Vec<(&str, Field<'_>)>, ids: Ids, extra: Option<&Fields>) {
         let mut all = Vec::with_capacity(fields.len() + 2);
         if ids != Ids::None {
-            all.push(("thread_id", s(self.thread_id.clone().unwrap_or_default())));
+            all.push(("thread_id", Field::Str(self.thread_id.as_deref().unwrap_or(""))));
         }
         if ids == Ids::Turn {
-            all.push(("turn_id", s(self.turn_id.clone().or_else(|| self.last_turn_id.clone()).unwrap_or_default())));
+            let turn = self.turn_id.as_deref().or(self.last_turn_id.as_deref()).unwrap_or("");
+            all.push(("turn_id", Field::Str(turn)));
         }
         all.extend(fields);
         build_line(self.contract, kind, all, extra).write(sink.out, Layout::Go);
@@ -169,10 +174,10 @@ impl Encoder {
             _ => {
                 let t = ctx.turn_totals;
                 let fields = vec![
-                    ("input_tokens", Value::from(t.input.unwrap_or(0))),
-                    ("output_tokens", Value::from(t.output.unwrap_or(0))),
+                    ("input_tokens", v(t.input.unwrap_or(0))),
+                    ("output_tokens", v(t.output.unwrap_or(0))),
                     ("trace_path", s("")),
-                    ("awaiting_auto_continuation", Value::Bool(false)),
+                    ("awaiting_auto_continuation", v(false)),
                 ];
                 self.emit(sink, "turn_completed", fields, Ids::Turn, extra);
             }
@@ -181,11 +186,20 @@ impl Encoder {
     }
 
     /// A `tool_*` line, and its `command_*` twin for a call to bash.
-    fn tool(&self, sink: &mut Sink<'_>, step: &str, item: &str, fields: Vec<(&str, Value)>, extra: Option<&Fields>) {
-        let mut all = vec![("item_id", s(item))];
-        all.extend(fields.iter().cloned());
-        self.emit(sink, &format!("tool_{step}"), all.clone(), Ids::Turn, extra);
-        if self.bash.contains(item) {
+    fn tool(
+        &self,
+        sink: &mut Sink<'_>,
+        step: &str,
+        item: &str,
+        fields: Vec<(&str, Field<'_>)>,
+        extra: Option<&Fields>,
+    ) {
+        let mut all = Vec::with_capacity(fields.len() + 1);
+        all.push(("item_id", Field::Str(item)));
+        all.extend(fields);
+        let twin = self.bash.contains(item).then(|| all.clone());
+        self.emit(sink, &format!("tool_{step}"), all, Ids::Turn, extra);
+        if let Some(all) = twin {
             self.emit(sink, &format!("command_{step}"), all, Ids::Turn, None);
         }
     }
@@ -211,7 +225,7 @@ impl Encoder {
             if let Some(Value::Object(o)) = args.to_value() {
                 for key in ["command", "process_id"] {
                     if let Some(v) = o.get(key) {
-                        fields.push((key, v.clone()));
+                        fields.push((key, Field::Owned(v.clone())));
                     }
                 }
             }
@@ -291,13 +305,13 @@ impl Encode for Encoder {
                     self.message.push_str(text);
                     self.unfinished_message = true;
                 }
-                self.emit(sink, "agent_message_delta", vec![("delta", s(text.clone()))], Ids::Turn, extra);
+                self.emit(sink, "agent_message_delta", vec![("delta", Field::Str(text))], Ids::Turn, extra);
             }
             Event::TextReplace { text } | Event::TextEnd { text: Some(text) } => {
                 self.ensure_turn(ctx, sink);
                 self.unfinished_message = false;
                 self.message.clear();
-                self.emit(sink, "agent_message_final", vec![("message", s(text.clone()))], Ids::Turn, extra);
+                self.emit(sink, "agent_message_final", vec![("message", Field::Str(text))], Ids::Turn, extra);
             }
             Event::TextEnd { text: None } => {
                 self.finish_message(sink);
@@ -314,7 +328,7 @@ impl Encode for Encoder {
                 let sent = self.streamed.get(id).copied().unwrap_or(0);
                 let delta = if *accumulated { text.get(sent..).unwrap_or("") } else { text.as_str() };
                 self.streamed.insert(id.clone(), if *accumulated { text.len() } else { sent + text.len() });
-                self.tool(sink, "output_delta", id, vec![("delta", s(delta))], extra);
+                self.tool(sink, "output_delta", id, vec![("delta", Field::Str(delta))], extra);
             }
             Event::ToolResult(r) => {
                 self.ensure_turn(ctx, sink);
@@ -329,7 +343,7 @@ impl Encode for Encoder {
                     // wuu delivers output as deltas only; a result that carries its output
                     // sends it as one delta before the completion.
                     if let Some(output) = r.output.as_ref().filter(|o| !o.is_empty()) {
-                        self.tool(sink, "output_delta", &id, vec![("delta", s(output.as_str()))], None);
+                        self.tool(sink, "output_delta", &id, vec![("delta", Field::Text(output))], None);
                     }
                 }
                 let status = match r.status {
@@ -362,16 +376,16 @@ impl Encode for Encoder {
                 self.ensure_turn(ctx, sink);
                 let t = ctx.turn_totals;
                 let fields = vec![
-                    ("input_tokens", Value::from(t.input.unwrap_or(0))),
-                    ("output_tokens", Value::from(t.output.unwrap_or(0))),
-                    ("cache_creation_tokens", Value::from(t.cache_write.unwrap_or(0))),
-                    ("cache_read_tokens", Value::from(t.cache_read.unwrap_or(0))),
+                    ("input_tokens", v(t.input.unwrap_or(0))),
+                    ("output_tokens", v(t.output.unwrap_or(0))),
+                    ("cache_creation_tokens", v(t.cache_write.unwrap_or(0))),
+                    ("cache_read_tokens", v(t.cache_read.unwrap_or(0))),
                 ];
                 self.emit(sink, "usage_updated", fields, Ids::Turn, extra);
             }
             Event::Error { message, fatal: false } if own => {
                 self.ensure_session(None, ctx, sink);
-                let fields = vec![("error", s(message.clone())), ("retrying", Value::Bool(false))];
+                let fields = vec![("error", Field::Str(message)), ("retrying", v(false))];
                 self.emit(sink, "error", fields, Ids::None, extra);
             }
             Event::Error { message, .. } => {
@@ -382,7 +396,8 @@ impl Encode for Encoder {
             }
             Event::FileChange { path, action, tool, data } => {
                 self.ensure_turn(ctx, sink);
-                let mut fields: Vec<(&str, Value)> = data.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+                let mut fields: Vec<(&str, Field<'_>)> =
+                    data.iter().map(|(k, v)| (k.as_str(), Field::Value(v))).collect();
                 fields.push(("path", s(path.clone())));
                 fields.push(("action", s(action.clone().unwrap_or_default())));
                 fields.push(("tool_name", s(tool.clone().unwrap_or_default())));
@@ -395,7 +410,8 @@ impl Encode for Encoder {
                     Phase::Update => "subagent_updated",
                     Phase::End => "subagent_completed",
                 };
-                let mut fields: Vec<(&str, Value)> = data.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+                let mut fields: Vec<(&str, Field<'_>)> =
+                    data.iter().map(|(k, v)| (k.as_str(), Field::Value(v))).collect();
                 fields.push(("agent_id", s(id.clone().unwrap_or_default())));
                 if let Some(st) = status {
                     fields.push(("status", s(st.clone())));
@@ -404,11 +420,11 @@ impl Encode for Encoder {
             }
             Event::Todo { items } => {
                 self.ensure_turn(ctx, sink);
-                self.emit(sink, "todo_updated", vec![("todo", items.clone())], Ids::Turn, extra);
+                self.emit(sink, "todo_updated", vec![("todo", Field::Value(items))], Ids::Turn, extra);
             }
             Event::Diagnostics { kind, data } if kind == "provider_state" || kind == "request_context" => {
                 self.ensure_session(None, ctx, sink);
-                let fields: Vec<(&str, Value)> = data.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+                let fields: Vec<(&str, Field<'_>)> = data.iter().map(|(k, v)| (k.as_str(), Field::Value(v))).collect();
                 self.emit(sink, kind, fields, Ids::None, extra);
             }
             Event::FinalAnswer { .. } => return Fate::Absorbed,

@@ -91,7 +91,7 @@ pub enum Event {
     ToolOutput {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<String>,
-        text: String,
+        text: Text,
         #[serde(default, skip_serializing_if = "is_false")]
         accumulated: bool,
     },

@@ -285,7 +285,26 @@ pub fn write_line(out: &mut Vec<u8>, value: &Value, layout: Layout) {
 /// strings escaped by [`write_str`]: serde_json's own escaping looks up every byte in a table,
 /// which made it most of the cost of writing canonical lines.
 pub fn write_serialize<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> Result<(), SerError> {
-    value.serialize(&mut Ser { out })
+    let outer = OURS.replace(true);
+    let done = value.serialize(&mut Ser { out });
+    OURS.set(outer);
+    done
+}
+
+thread_local! {
+    /// Whether the serializer at work on this thread is [`write_serialize`]'s.
+    static OURS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Serializes `inner`, the inside of a JSON string literal escaped as the compact layout
+/// escapes, as it is when the serializer is [`write_serialize`]'s (which takes bytes for such
+/// an inside); gives the serializer back when it is another, which must be given characters.
+pub(crate) fn serialize_literal<S: serde::Serializer>(s: S, inner: &str) -> Result<Result<S::Ok, S::Error>, S> {
+    if OURS.get() {
+        Ok(s.serialize_bytes(inner.as_bytes()))
+    } else {
+        Err(s)
+    }
 }
 
 /// Why a value could not be written as JSON (a map key that is not a string).
@@ -391,13 +410,14 @@ impl<'s, 'a> serde::Serializer for &'s mut Ser<'a> {
         write_str(self.out, v, Layout::Compact);
         Ok(())
     }
+    /// Bytes are the inside of a string literal escaped already (see [`serialize_literal`]):
+    /// no type of ours serializes bytes otherwise.
     fn serialize_bytes(self, v: &[u8]) -> Result<(), SerError> {
-        use serde::ser::SerializeSeq;
-        let mut seq = self.serialize_seq(Some(v.len()))?;
-        for b in v {
-            seq.serialize_element(b)?;
-        }
-        seq.end()
+        self.out.reserve(v.len() + 2);
+        self.out.push(b'"');
+        self.out.extend_from_slice(v);
+        self.out.push(b'"');
+        Ok(())
     }
     fn serialize_none(self) -> Result<(), SerError> {
         self.serialize_unit()

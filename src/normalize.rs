@@ -17,7 +17,7 @@ use indexmap::IndexMap;
 
 use crate::dialect::{Dialect, Encode, Record, Sink};
 use crate::event::{
-    Arguments, Basis, Event, Outcome, Scope, Terminal, Tokens, ToolCall, ToolResult, ToolStatus, Usage,
+    Arguments, Basis, Event, Outcome, Scope, Terminal, Text, Tokens, ToolCall, ToolResult, ToolStatus, Usage,
 };
 use crate::report::Fate;
 
@@ -83,14 +83,14 @@ pub struct CallView {
     pub name: Option<String>,
     pub arguments: Arguments,
     /// Output streamed for the call before its result.
-    pub output: Option<String>,
+    pub output: Option<Text>,
 }
 
 struct OpenCall {
     index: Option<u64>,
     name: String,
     arguments: Arguments,
-    output: String,
+    output: Text,
 }
 
 pub struct Normalizer {
@@ -231,7 +231,7 @@ impl Normalizer {
                         index: Some(index),
                         name: call.name.clone(),
                         arguments: call.arguments.clone(),
-                        output: String::new(),
+                        output: Text::default(),
                     },
                 );
             }
@@ -241,8 +241,8 @@ impl Normalizer {
                     if *accumulated {
                         call.output.clear();
                     }
-                    if call.output.len() + text.len() <= MAX_TOOL_OUTPUT_BYTES {
-                        call.output.push_str(text);
+                    if call.output.as_read_len() + text.as_read_len() <= MAX_TOOL_OUTPUT_BYTES {
+                        call.output.push(text);
                     }
                 }
             }

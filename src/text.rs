@@ -49,6 +49,28 @@ impl Text {
         self.s
     }
 
+    /// Appends `more`. Pieces read with escapes stay in that form, so that output streamed in
+    /// deltas is gathered without decoding them; a piece of the other form is brought over.
+    pub fn push(&mut self, more: &Text) {
+        match (self.escaped, more.escaped) {
+            (false, false) | (true, true) => self.s.push_str(&more.s),
+            (true, false) => escape_into(&mut self.s, &more.s),
+            (false, true) => {
+                if next_special(self.s.as_bytes(), 0, false) < self.s.len() {
+                    let plain = std::mem::take(&mut self.s);
+                    escape_into(&mut self.s, &plain);
+                }
+                self.escaped = true;
+                self.s.push_str(&more.s);
+            }
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.s.clear();
+        self.escaped = false;
+    }
+
     /// Its length in bytes as read (escapes and all): never less than its length in
     /// characters.
     pub fn as_read_len(&self) -> usize {
@@ -127,6 +149,14 @@ pub fn written_as_is(inner: &str, layout: Layout) -> bool {
     }
 }
 
+/// Appends the inside of the JSON string literal that holds `plain`.
+fn escape_into(out: &mut String, plain: &str) {
+    let mut bytes = Vec::with_capacity(plain.len() + 2);
+    write_str(&mut bytes, plain, Layout::Compact);
+    // The writer's output is UTF-8, quotes around it.
+    out.push_str(std::str::from_utf8(&bytes[1..bytes.len() - 1]).unwrap_or_default());
+}
+
 impl From<String> for Text {
     fn from(s: String) -> Text {
         Text { s, escaped: false }
@@ -162,7 +192,15 @@ impl fmt::Debug for Text {
 
 impl Serialize for Text {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.as_str())
+        if !self.escaped || !written_as_is(&self.s, Layout::Compact) {
+            return s.serialize_str(&self.as_str());
+        }
+        // The canonical writer takes the literal as it came; any other serializer the
+        // characters.
+        match crate::json::serialize_literal(s, &self.s) {
+            Ok(done) => done,
+            Err(s) => s.serialize_str(&self.as_str()),
+        }
     }
 }
 
@@ -219,6 +257,30 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn pieces_pushed_read_as_their_characters_joined(pieces in prop::collection::vec(("[a-z\"\\\n<é🙂]{0,6}", any::<bool>()), 0..6)) {
+            let mut text = Text::default();
+            let mut want = String::new();
+            for (s, kept) in &pieces {
+                let piece = if *kept { Text::from_json_inner(inner(&written(s, Layout::Compact))) } else { Text::from(s.clone()) };
+                text.push(&piece);
+                want.push_str(s);
+            }
+            prop_assert_eq!(text.as_str(), want.as_str());
+            let mut out = Vec::new();
+            text.write(&mut out, Layout::Go);
+            prop_assert_eq!(String::from_utf8(out).unwrap(), written(&want, Layout::Go));
+        }
+
+        #[test]
+        fn serialized_it_is_its_characters(s in "[a-z\"\\/\n\u{1}\u{8}<é🙂\u{2028}]{0,16}", from in 0..4usize) {
+            let text = Text::from_json_inner(inner(&written(&s, LAYOUTS[from])));
+            let mut ours = Vec::new();
+            crate::json::write_serialize(&mut ours, &text).unwrap();
+            prop_assert_eq!(String::from_utf8(ours).unwrap(), serde_json::to_string(&s).unwrap());
+            prop_assert_eq!(serde_json::to_value(&text).unwrap(), serde_json::Value::String(s));
+        }
+
         #[test]
         fn what_the_writer_writes_is_written_as_is(s in "[a-z\"\\\\/\n\r\t\u{1}\u{8}\u{c}\u{1f}<>&é€🙂\u{2028}\u{2029}]{0,24}") {
             for layout in LAYOUTS {

@@ -71,3 +71,40 @@ fn a_kept_output_reads_as_its_characters_in_the_canonical_stream() {
     let result = lines.iter().find(|l| l["type"] == "tool_result").unwrap();
     assert_eq!(result["output"], json!("xA\ny"));
 }
+
+#[test]
+fn output_deltas_and_canonical_output_are_rewritten_for_each_target() {
+    // wuu writes Go's escapes; other targets write `<`, `>`, `&` as they are.
+    let wuu = concat!(
+        r#"{"type":"thread_started","thread_id":"t","model":"m","provider":"p","cwd":"/"}"#,
+        "\n",
+        r#"{"type":"turn_started","thread_id":"t","turn_id":"u"}"#,
+        "\n",
+        r#"{"type":"tool_started","thread_id":"t","turn_id":"u","item_id":"i","name":"sh","arguments":"{}"}"#,
+        "\n",
+        r#"{"type":"tool_output_delta","thread_id":"t","turn_id":"u","item_id":"i","delta":"a\u003cb\u0026\n"}"#,
+        "\n",
+        r#"{"type":"tool_output_delta","thread_id":"t","turn_id":"u","item_id":"i","delta":"c\u003e"}"#,
+        "\n",
+        r#"{"type":"tool_completed","thread_id":"t","turn_id":"u","item_id":"i","name":"sh","status":"completed","error":""}"#,
+        "\n",
+    );
+    let canonical = common::translate(wuu.as_bytes(), Dialect::Wuu, Dialect::Canonical);
+    let deltas: Vec<Value> = common::values(&canonical)
+        .into_iter()
+        .filter(|l| l["type"] == "tool_output")
+        .map(|l| l["text"].clone())
+        .collect();
+    assert_eq!(deltas, [json!("a<b&\n"), json!("c>")]);
+    assert!(canonical.contains(r#""text":"a<b&\n""#), "{canonical}");
+    // The deltas gathered are the result's output where the result has none of its own.
+    let adal = common::translate(wuu.as_bytes(), Dialect::Wuu, Dialect::Adal);
+    assert!(adal.contains(r#""output":"a<b&\nc>""#), "{adal}");
+    // Back to wuu from canonical: Go's escapes again.
+    let back = common::translate(canonical.as_bytes(), Dialect::Canonical, Dialect::Wuu);
+    assert!(back.contains(r#""delta":"a\u003cb\u0026\n""#), "{back}");
+    // Canonical read with other escapes writes canonical's own.
+    let odd = canonical.replace(r#""text":"c>""#, r#""text":"\u0063\u003E\/""#);
+    let again = common::translate(odd.as_bytes(), Dialect::Canonical, Dialect::Canonical);
+    assert!(again.contains(r#""text":"c>/""#), "{again}");
+}

@@ -330,8 +330,8 @@ impl Line<'_> {
 /// call, else its error; else nothing.
 pub(crate) fn tool_output<'a>(r: &'a crate::event::ToolResult, ctx: &'a Context) -> Field<'a> {
     match (&r.output, &ctx.call.output, &r.error) {
-        (Some(t), _, _) => Field::Text(t),
-        (None, Some(s), _) | (None, None, Some(s)) => Field::Str(s),
+        (Some(t), _, _) | (None, Some(t), _) => Field::Text(t),
+        (None, None, Some(s)) => Field::Str(s),
         (None, None, None) => Field::Str(""),
     }
 }

@@ -321,7 +321,7 @@ impl Decode for Decoder {
                 let partial = m.shift_remove("partialResult").unwrap_or(Value::Null);
                 Event::ToolOutput {
                     id: m.take_str("toolCallId"),
-                    text: content_text(&partial["content"]),
+                    text: content_text(&partial["content"]).into(),
                     accumulated: true,
                 }
             }

@@ -577,9 +577,9 @@ impl Encode for Encoder {
                 self.exec_start(ctx, sink, id, &name);
                 let so_far = self.started.entry(id.clone()).or_default();
                 if *accumulated {
-                    so_far.clone_from(text);
+                    *so_far = text.as_str().into_owned();
                 } else {
-                    so_far.push_str(text);
+                    so_far.push_str(&text.as_str());
                 }
                 let partial = json!({"content": [{"type": "text", "text": so_far.clone()}], "details": {}});
                 let args = self.calls.get(id).map(|c| c.1.clone()).unwrap_or_else(|| json!({}));
@@ -600,8 +600,8 @@ impl Encode for Encoder {
                 let output = r
                     .output
                     .clone()
-                    .map(Text::into_string)
                     .or_else(|| ctx.call.output.clone())
+                    .map(Text::into_string)
                     .or_else(|| r.error.clone())
                     .unwrap_or_default();
                 self.tool_end(ctx, sink, &id, &name, &output, r.status != ToolStatus::Completed);

@@ -72,13 +72,27 @@ impl Decode for Decoder {
         if let Some(problem) = Dialect::Canonical.contract().check_fields(&kind, &m).into_iter().next() {
             return Err(LineError::bad(problem));
         }
+        // A tool's output, most of the bytes, is kept as read (the contract has checked it is
+        // a string); the rest goes straight from the members' text into the event.
+        let kept = match kind.as_ref() {
+            "tool_output" => m.take_kept("text"),
+            "tool_result" => m.take_kept("output"),
+            _ => None,
+        };
+        if kept.is_some() && kind == "tool_output" {
+            m.insert("text", Value::String(String::new()));
+        }
         m.insert("type", Value::String(kind.to_string()));
-        // Straight from the members' text into the event: no Value tree on the way.
-        let event: Event = serde_json::from_str(&m.to_json()).map_err(|e| {
+        let mut event: Event = serde_json::from_str(&m.to_json()).map_err(|e| {
             // The position is in the rebuilt text, not the line: leave it out.
             let why = e.to_string();
             LineError::bad(format!("{kind}: {}", why.split(" at line ").next().unwrap_or(&why)))
         })?;
+        match (&mut event, kept) {
+            (Event::ToolOutput { text, .. }, Some(kept)) => *text = kept,
+            (Event::ToolResult(r), Some(kept)) => r.output = Some(kept),
+            _ => {}
+        }
         out.push(Record { event, origin, extra });
         Ok(())
     }

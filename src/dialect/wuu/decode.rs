@@ -217,9 +217,11 @@ impl Decode for Decoder {
                 }
                 Event::ToolCall(ToolCall { id: m.take_str("item_id"), index: None, name, arguments: args })
             }
-            "tool_output_delta" | "command_output_delta" => {
-                Event::ToolOutput { id: m.take_str("item_id"), text: text(&mut m, "delta"), accumulated: false }
-            }
+            "tool_output_delta" | "command_output_delta" => Event::ToolOutput {
+                id: m.take_str("item_id"),
+                text: m.take_kept("delta").unwrap_or_default(),
+                accumulated: false,
+            },
             "tool_completed" | "command_completed" => {
                 let status = match m.get_str("status").as_deref() {
                     Some(word) => {

@@ -326,9 +326,17 @@ impl Encode for Encoder {
             Event::ToolOutput { id: Some(id), text, accumulated } => {
                 self.ensure_turn(ctx, sink);
                 let sent = self.streamed.get(id).copied().unwrap_or(0);
-                let delta = if *accumulated { text.get(sent..).unwrap_or("") } else { text.as_str() };
-                self.streamed.insert(id.clone(), if *accumulated { text.len() } else { sent + text.len() });
-                self.tool(sink, "output_delta", id, vec![("delta", Field::Str(delta))], extra);
+                if *accumulated {
+                    // All output so far: what is new since the last delta, by bytes decoded.
+                    let whole = text.as_str();
+                    self.streamed.insert(id.clone(), whole.len());
+                    let delta = whole.get(sent..).unwrap_or("");
+                    self.tool(sink, "output_delta", id, vec![("delta", Field::Str(delta))], extra);
+                } else {
+                    // Pieces: only whether any went out matters, and the count stays a count.
+                    self.streamed.insert(id.clone(), sent + text.as_read_len());
+                    self.tool(sink, "output_delta", id, vec![("delta", Field::Text(text))], extra);
+                }
             }
             Event::ToolResult(r) => {
                 self.ensure_turn(ctx, sink);

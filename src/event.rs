@@ -257,8 +257,9 @@ impl Arguments {
         match serde_json::from_str::<Value>(&t) {
             Ok(v) => {
                 // (Not `v == t`: that would ask whether the value is the string `t`.)
-                let compact = v.to_string();
-                if compact == t {
+                let mut compact = Vec::with_capacity(t.len());
+                crate::json::write_value(&mut compact, &v, crate::json::Layout::Compact);
+                if compact == t.as_bytes() {
                     Arguments::value(v)
                 } else {
                     Arguments { value: Some(v), text: Some(t) }
@@ -276,7 +277,7 @@ impl Arguments {
     pub fn to_text(&self) -> String {
         match (&self.value, &self.text) {
             (_, Some(t)) => t.clone(),
-            (Some(v), None) => v.to_string(),
+            (Some(v), None) => crate::json::to_compact(v),
             (None, None) => String::new(),
         }
     }

@@ -265,7 +265,17 @@ impl<'a> From<&'a Text> for Field<'a> {
 /// Appends an object given as (key, value) pairs, and a newline, in the given layout: pairs in
 /// order, or sorted by key (and nested objects too) for the sorted layouts.
 pub fn write_fields(out: &mut Vec<u8>, pairs: &[(&str, Field<'_>)], layout: Layout) {
-    if sorted(layout) {
+    if sorted(layout) && pairs.len() <= 32 {
+        // The order as indices on the stack: a line has a handful of members.
+        let mut order = [0u8; 32];
+        let order = &mut order[..pairs.len()];
+        for (i, o) in order.iter_mut().enumerate() {
+            *o = i as u8;
+        }
+        order.sort_unstable_by_key(|&i| pairs[usize::from(i)].0);
+        let members = order.iter().map(|&i| (pairs[usize::from(i)].0, &pairs[usize::from(i)].1));
+        write_members(out, members, layout, |out, v, layout| v.write(out, layout));
+    } else if sorted(layout) {
         let mut order: Vec<(&str, &Field<'_>)> = pairs.iter().map(|(k, v)| (*k, v)).collect();
         order.sort_unstable_by_key(|p| p.0);
         write_members(out, order.into_iter(), layout, |out, v, layout| v.write(out, layout));
@@ -273,6 +283,14 @@ pub fn write_fields(out: &mut Vec<u8>, pairs: &[(&str, Field<'_>)], layout: Layo
         write_members(out, pairs.iter().map(|(k, v)| (*k, v)), layout, |out, v, layout| v.write(out, layout));
     }
     out.push(b'\n');
+}
+
+/// `value` as compact JSON text: what its `Display` gives, without the formatting machinery.
+pub fn to_compact(value: &Value) -> String {
+    let mut out = Vec::new();
+    write_value(&mut out, value, Layout::Compact);
+    // The writer makes UTF-8 only.
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// Appends `value` and a newline to `out` in the given layout.

@@ -88,6 +88,19 @@ impl<'a> Member<'a> {
         }
     }
 
+    /// The value if it is an integer from 0 to `u64::MAX`, read without building a value for
+    /// the common case.
+    pub fn as_u64(&self) -> Option<u64> {
+        match self {
+            Member::Raw(r) if !r.is_empty() && r.len() < 20 && r.bytes().all(|b| b.is_ascii_digit()) => {
+                // Up to 19 digits always fit; a leading zero was refused by the scan.
+                r.parse().ok()
+            }
+            Member::Raw(_) => self.to_value().as_u64(),
+            Member::Value(v) => v.as_u64(),
+        }
+    }
+
     pub fn is_null(&self) -> bool {
         match self {
             Member::Raw(r) => *r == "null",

@@ -72,14 +72,15 @@ fn summary(m: &mut Object<'_>) -> Summary {
 
 impl Decode for Decoder {
     fn decode(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
-        match m.get_value("schema_version") {
-            Some(v) if v.as_u64() == Some(SCHEMA_VERSION) => {
-                m.shift_remove("schema_version");
+        match m.get("schema_version").map(|v| (v.as_u64(), v)) {
+            Some((Some(SCHEMA_VERSION), _)) => {
+                m.remove("schema_version");
             }
-            Some(v) => {
+            Some((_, v)) => {
+                let v = v.to_value();
                 return Err(LineError::fatal(format!(
                     "loom schema_version {v}; this agentgate reads schema_version {SCHEMA_VERSION} only, so the stream is refused"
-                )))
+                )));
             }
             None => return Err(LineError::bad("loom line without \"schema_version\"")),
         }
@@ -96,10 +97,12 @@ impl Decode for Decoder {
                 Event::RoundEnd { id: turn.map(|t| t.to_string()), stop: m.take_str("turn_stop") }
             }
             "ToolCall" => {
-                let arguments = match m.shift_remove("arguments") {
-                    Some(Value::String(t)) => Arguments::json_text(t),
-                    Some(Value::Null) | None => Arguments::default(),
-                    Some(v) => Arguments::value(v),
+                let arguments = match m.take_text("arguments") {
+                    Some(t) => Arguments::json_text(t.into_owned()),
+                    None => match m.shift_remove("arguments") {
+                        Some(Value::Null) | None => Arguments::default(),
+                        Some(v) => Arguments::value(v),
+                    },
                 };
                 Event::ToolCall(ToolCall {
                     id: m.take_str("call_id"),

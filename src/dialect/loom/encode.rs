@@ -110,9 +110,9 @@ fn emit_with_text(
     text: &[(&str, &str)],
     extra: Option<&Fields>,
 ) {
-    let mut all = vec![("schema_version", Field::Owned(Value::from(SCHEMA_VERSION)))];
-    all.extend(fields.into_iter().map(|(k, v)| (k, Field::Owned(v))));
-    all.extend(text.iter().map(|&(k, t)| (k, Field::Json(t))));
+    let all = std::iter::once(("schema_version", Field::Owned(Value::from(SCHEMA_VERSION))))
+        .chain(fields.into_iter().map(|(k, v)| (k, Field::Owned(v))))
+        .chain(text.iter().map(|&(k, t)| (k, Field::Json(t))));
     build_line(Dialect::Loom.contract(), kind, all, extra).write(sink.out, Layout::Sorted);
 }
 

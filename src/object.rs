@@ -261,6 +261,18 @@ impl<'a> Object<'a> {
             }
             return Ok(Object::from(map));
         }
+        // Most lines repeat no key, and most keys differ in length or first byte: when no two
+        // do, no two are equal, and the members stand as they are.
+        let mut seen = 0u64;
+        let mut clash = false;
+        for (k, _) in &members {
+            let bit = 1u64 << ((k.len() * 7 + usize::from(k.as_bytes().first().copied().unwrap_or(0))) % 64);
+            clash |= seen & bit != 0;
+            seen |= bit;
+        }
+        if !clash {
+            return Ok(Object { members });
+        }
         let mut out: Vec<(Cow<'a, str>, Member<'a>)> = Vec::with_capacity(members.len());
         for (k, v) in members {
             match out.iter_mut().find(|(have, _)| *have == k) {
@@ -596,6 +608,15 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn repeated_keys_settle_as_serde_json_settles_them(keys in prop::collection::vec("[ab]{0,2}|[a-z]{1,9}", 0..12)) {
+            let members: Vec<String> = keys.iter().enumerate().map(|(i, k)| format!("\"{k}\":{i}")).collect();
+            let text = format!("{{{}}}", members.join(","));
+            let via_map: Map<String, Value> = serde_json::from_str(&text).unwrap();
+            let ours = obj(&text).into_fields();
+            prop_assert_eq!(ours.iter().collect::<Vec<_>>(), via_map.iter().collect::<Vec<_>>());
+        }
+
         #[test]
         fn strings_with_escapes_are_taken_as_serde_json_reads_them(s in "[a-z\"\\\\/\n\t\u{1}\u{8}\u{c}é🙂\u{2028}]{0,24}", ascii in any::<bool>()) {
             // serde_json's own escapes, and the \uXXXX form of everything (surrogate pairs

@@ -409,6 +409,20 @@ impl<'a> Object<'a> {
         self.take_str(key).map(Text::from)
     }
 
+    /// Takes member `key` if it is a string, kept as read; anything else stays.
+    pub fn take_kept_str(&mut self, key: &str) -> Option<Text> {
+        let i = self.position(key)?;
+        match &self.members[i].1 {
+            Member::Raw(r) if r.starts_with('"') => {
+                let text = Text::from_json_inner(&r[1..r.len() - 1]);
+                self.members.remove(i);
+                Some(text)
+            }
+            Member::Value(Value::String(_)) => self.take_text(key).map(|s| Text::from(s.into_owned())),
+            _ => None,
+        }
+    }
+
     /// Takes a count written as an integer or as a string of digits; an invalid one stays
     /// (so it is kept, not lost) and reads as `None`.
     pub fn take_count(&mut self, key: &str) -> Option<u64> {

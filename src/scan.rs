@@ -52,6 +52,32 @@ pub(crate) fn object(text: &str) -> Option<Vec<(Cow<'_, str>, Member<'_>)>> {
     (s.i == s.b.len()).then_some(members)
 }
 
+/// The elements of `text` if it is a JSON array this scan can vouch for, each as its JSON
+/// text; `None` when serde_json should decide. For reading a member that is a list (a
+/// message's content blocks) without building a tree for it.
+pub(crate) fn array(text: &str) -> Option<Vec<&str>> {
+    let mut s = Scanner { b: text.as_bytes(), i: 0, depth: 0 };
+    s.ws();
+    s.eat(b'[')?;
+    let mut elements = Vec::new();
+    s.ws();
+    if !s.eat_if(b']') {
+        loop {
+            let start = s.i;
+            s.value()?;
+            elements.push(&text[start..s.i]);
+            s.ws();
+            match s.next()? {
+                b',' => s.ws(),
+                b']' => break,
+                _ => return None,
+            }
+        }
+    }
+    s.ws();
+    (s.i == s.b.len()).then_some(elements)
+}
+
 struct Scanner<'a> {
     b: &'a [u8],
     i: usize,
@@ -306,6 +332,15 @@ mod tests {
         assert!(object(&deep(NEAR_LIMIT)).is_none());
     }
 
+    #[test]
+    fn arrays_are_split_into_their_elements_text() {
+        assert_eq!(array(" [1, \"a]\" ,{\"b\":[2]}, [] ] ").unwrap(), ["1", "\"a]\"", "{\"b\":[2]}", "[]"]);
+        assert_eq!(array("[]").unwrap(), Vec::<&str>::new());
+        for text in ["[", "[1,]", "[1 2]", "{}", "[1]x", "[\"\\ud800\"]"] {
+            assert!(array(text).is_none(), "{text:?}");
+        }
+    }
+
     /// Lines built from pieces that are often valid JSON and often just not.
     fn near_json() -> impl Strategy<Value = String> {
         let piece = prop_oneof![
@@ -340,6 +375,10 @@ mod tests {
             }
             if let Some(m) = ours(&body) {
                 prop_assert_eq!(Some(m), serde_members(&body));
+            }
+            if let Some(elements) = array(&body) {
+                let theirs: Vec<Box<serde_json::value::RawValue>> = serde_json::from_str(&body).unwrap();
+                prop_assert_eq!(elements, theirs.iter().map(|r| r.get()).collect::<Vec<_>>());
             }
         }
 

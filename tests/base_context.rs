@@ -149,3 +149,45 @@ fn every_outcome_reads_back_from_the_last_assistant_message() {
         assert_eq!(t["outcome"], back, "{outcome}");
     }
 }
+
+/// A loop with one tool call whose output comes as updates and an end, each content a list of
+/// blocks with escapes; an assistant event of a kind agentgate does not know; a turn_end whose
+/// message says why the request stopped.
+const READ_WITHOUT_TREES: &str = concat!(
+    r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#,
+    "\n",
+    r#"{"type":"agent_start"}"#,
+    "\n",
+    r#"{"type":"turn_start"}"#,
+    "\n",
+    r#"{"type":"message_update","assistantMessageEvent":{"type":"citation_added","contentIndex":0,"partial":{"role":"assistant","content":[]},"note":"n"},"message":{"role":"assistant","content":[]}}"#,
+    "\n",
+    r#"{"type":"tool_execution_start","toolCallId":"t1","toolName":"bash","args":{"command":"ls"}}"#,
+    "\n",
+    r#"{"type":"tool_execution_update","toolCallId":"t1","toolName":"bash","args":{"command":"ls"},"partialResult":{"content":[{"type":"text","text":"a\u00e9\n"},{"type":"image","data":"xx"},{"type":"text","text":"<b>"}],"details":{}}}"#,
+    "\n",
+    r#"{"type":"tool_execution_end","toolCallId":"t1","toolName":"bash","result":{"content":[{"type":"text","text":"a\u00e9\n"},{"type":"text","text":"<b>\"c\""}],"details":{}},"isError":false}"#,
+    "\n",
+    r#"{"type":"turn_end","message":{"role":"assistant","content":[],"stopReason":"toolUse","usage":{"input":1}},"toolResults":[{"role":"toolResult","content":"x"}]}"#,
+    "\n",
+);
+
+#[test]
+fn members_read_from_their_text_give_what_the_trees_gave() {
+    let out = canonical(READ_WITHOUT_TREES.as_bytes());
+    let outputs: Vec<&Value> = out.iter().filter(|l| l["type"] == "tool_output").map(|l| &l["text"]).collect();
+    assert_eq!(outputs, ["aé\n<b>"], "text blocks joined, other blocks skipped");
+    let result = out.iter().find(|l| l["type"] == "tool_result").unwrap();
+    assert_eq!(result["output"], "aé\n<b>\"c\"");
+    let round = out.iter().find(|l| l["type"] == "round_end").unwrap();
+    assert_eq!(round["stop"], "toolUse");
+    // The unknown event is kept whole, its partial message too.
+    let unknown = out.iter().find(|l| l["type"] == "extension").unwrap();
+    assert_eq!(
+        unknown["line"]["assistantMessageEvent"],
+        serde_json::json!({"type":"citation_added","contentIndex":0,"partial":{"role":"assistant","content":[]},"note":"n"})
+    );
+    // And the output as adal writes it.
+    let adal = common::translate(READ_WITHOUT_TREES.as_bytes(), Dialect::BaseContext, Dialect::Adal);
+    assert!(adal.contains(r#""output":"aé\n<b>\"c\"""#), "{adal}");
+}

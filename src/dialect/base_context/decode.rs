@@ -2,13 +2,27 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use super::content_text;
+use std::borrow::Cow;
+
+use super::{content_kept, content_text};
 use crate::dialect::{take_type, whole_line, Decode, Decoded, Dialect, LineError, Record};
 use crate::event::{
-    Arguments, Basis, Event, Outcome, Phase, Scope, Session, Terminal, Tokens, ToolCall, ToolDraft, ToolResult,
+    Arguments, Basis, Event, Outcome, Phase, Scope, Session, Terminal, Text, Tokens, ToolCall, ToolDraft, ToolResult,
     ToolStatus, Usage,
 };
-use crate::object::Object;
+use crate::object::{Member, Object};
+
+/// Member `key` of an object member, read without building a tree for the rest of it.
+fn member_of<'a>(m: Member<'a>, key: &str) -> Option<Member<'a>> {
+    match m {
+        Member::Raw(raw) if raw.starts_with('{') => match Object::parse(raw) {
+            Ok(Ok(mut o)) => o.remove(key),
+            _ => None,
+        },
+        Member::Value(Value::Object(mut o)) => o.shift_remove(key).map(Member::Value),
+        _ => None,
+    }
+}
 
 /// How the last agent loop ended, as far as the stream has said.
 #[derive(Debug, Clone, Default)]
@@ -116,7 +130,7 @@ impl Decoder {
         id: String,
         name: Option<String>,
         is_error: bool,
-        output: String,
+        output: Text,
         out: &mut Decoded,
     ) -> bool {
         if !self.answered.insert(id.clone()) {
@@ -128,7 +142,7 @@ impl Decoder {
             index: None,
             name,
             status,
-            output: Some(output.into()),
+            output: Some(output),
             error: None,
             arguments: Arguments::default(),
         })));
@@ -189,7 +203,8 @@ impl Decode for Decoder {
             }
             "agent_end" => {
                 self.ended_loops += 1;
-                let messages = m.shift_remove("messages");
+                // The whole loop's messages: read only on the exception path below.
+                let messages = m.remove("messages");
                 if let Some(refusal) = m.shift_remove("refusal") {
                     let what = refusal["limit"].as_str().or(refusal["kind"].as_str()).unwrap_or("refusal");
                     let why = format!(
@@ -201,6 +216,7 @@ impl Decode for Decoder {
                 } else if !self.assistant_seen {
                     // The exception path: a failed assistant message that only agent_end holds.
                     if let Some(last) = messages
+                        .map(Member::into_value)
                         .as_ref()
                         .and_then(Value::as_array)
                         .and_then(|a| a.iter().rev().find(|x| x["role"] == "assistant"))
@@ -217,10 +233,11 @@ impl Decode for Decoder {
             }
             "turn_start" => Event::RoundStart { id: None, index: None },
             "turn_end" => {
-                let stop = m.get_value("message").and_then(|x| x["stopReason"].as_str().map(str::to_string));
-                // The turn's message and tool results repeat earlier events.
-                m.shift_remove("message");
-                m.shift_remove("toolResults");
+                // The turn's message and tool results repeat earlier events: only the stop
+                // reason is read.
+                let stop = m.remove("message").and_then(|x| member_of(x, "stopReason"));
+                let stop = stop.and_then(|s| s.as_str().map(Cow::into_owned));
+                m.remove("toolResults");
                 Event::RoundEnd { id: None, stop }
             }
             "message_start" => {
@@ -228,7 +245,20 @@ impl Decode for Decoder {
                 return Ok(());
             }
             "message_update" => {
-                let ev = m.shift_remove("assistantMessageEvent").unwrap_or(Value::Null);
+                // The event without its `partial` message (all of the message so far, which
+                // the events before it gave piece by piece), unless it is kept whole below.
+                let raw = m.remove("assistantMessageEvent");
+                let ev = match &raw {
+                    Some(Member::Raw(text)) => match Object::parse(text) {
+                        Ok(Ok(mut o)) => {
+                            o.remove("partial");
+                            Value::Object(o.into_fields())
+                        }
+                        _ => Value::Null,
+                    },
+                    Some(Member::Value(v)) => v.clone(),
+                    None => Value::Null,
+                };
                 if !ev["type"].is_string() {
                     return Err(LineError::bad("message_update without an assistantMessageEvent type"));
                 }
@@ -263,6 +293,7 @@ impl Decode for Decoder {
                         }
                     }
                     _ => {
+                        let ev = raw.map_or(Value::Null, Member::into_value);
                         let line =
                             whole_line(kind, Object::from(Map::from_iter([("assistantMessageEvent".to_string(), ev)])));
                         out.push(own(Event::Extension { line }));
@@ -282,7 +313,7 @@ impl Decode for Decoder {
                         let id = message["toolCallId"].as_str().unwrap_or_default().to_string();
                         let name = message["toolName"].as_str().map(str::to_string);
                         let failed = message["isError"].as_bool().unwrap_or(false);
-                        self.tool_result(id, name, failed, content_text(&message["content"]), out);
+                        self.tool_result(id, name, failed, content_text(&message["content"]).into(), out);
                     }
                     "custom" => {
                         let details = &message["details"];
@@ -316,20 +347,16 @@ impl Decode for Decoder {
             }
             "tool_execution_update" => {
                 // The call's name and arguments repeat its start; the result so far is all of it.
-                m.shift_remove("toolName");
-                m.shift_remove("args");
-                let partial = m.shift_remove("partialResult").unwrap_or(Value::Null);
-                Event::ToolOutput {
-                    id: m.take_str("toolCallId"),
-                    text: content_text(&partial["content"]).into(),
-                    accumulated: true,
-                }
+                m.remove("toolName");
+                m.remove("args");
+                let content = m.remove("partialResult").and_then(|p| member_of(p, "content"));
+                Event::ToolOutput { id: m.take_str("toolCallId"), text: content_kept(content), accumulated: true }
             }
             "tool_execution_end" => {
                 let id = m.take_str("toolCallId").unwrap_or_default();
                 let name = m.take_str("toolName");
                 let failed = m.take_bool("isError").unwrap_or(false);
-                let output = m.get_value("result").map(|r| content_text(&r["content"])).unwrap_or_default();
+                let output = content_kept(m.remove("result").and_then(|r| member_of(r, "content")));
                 if !self.tool_result(id, name, failed, output, out) {
                     out.fold();
                 }

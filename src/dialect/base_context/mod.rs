@@ -21,6 +21,8 @@ pub use encode::Encoder;
 use serde_json::{Map, Value};
 
 use crate::dialect::{own_kind, Dialect, Sniff};
+use crate::event::Text;
+use crate::object::{Member, Object};
 
 pub fn sniff(line: &Map<String, Value>) -> Sniff {
     let Some(kind) = line.get("type").and_then(Value::as_str) else {
@@ -31,6 +33,30 @@ pub fn sniff(line: &Map<String, Value>) -> Sniff {
         "turn_end" if line.contains_key("message") || line.contains_key("toolResults") => Sniff::Yes,
         _ => Sniff::No,
     }
+}
+
+/// [`content_text`] read from `content` as it came, the text kept as read (a tool's output is
+/// most of a base-context stream): no tree is built for the blocks.
+pub(crate) fn content_kept(content: Option<Member<'_>>) -> Text {
+    let Some(content) = content else { return Text::default() };
+    if let Member::Raw(raw) = content {
+        if let Some(inner) = raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
+            return Text::from_json_inner(inner);
+        }
+        if let Some(blocks) = crate::scan::array(raw) {
+            let mut text = Text::default();
+            for block in blocks {
+                let Ok(Ok(mut block)) = Object::parse(block) else { continue };
+                if block.get_str("type").as_deref() == Some("text") {
+                    if let Some(t) = block.take_kept_str("text") {
+                        text.push(&t);
+                    }
+                }
+            }
+            return text;
+        }
+    }
+    content_text(&content.into_value()).into()
 }
 
 /// The text of a message's `content`: a string, or the `text` of its text blocks joined.

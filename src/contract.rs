@@ -206,7 +206,7 @@ impl Contract {
                 None => {}
                 Some(m) if field.nullable && m.is_null() => {}
                 // The JSON type alone settles it: no need to build the value.
-                Some(Member::Raw(r)) if field.fields.is_none() && raw_fits(field, r) => {}
+                Some(Member::Raw(r, _)) if field.fields.is_none() && raw_fits(field, r) => {}
                 Some(m) => check_field(name, field, &m.to_value(), kind, &mut problems),
             }
         }

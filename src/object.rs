@@ -23,15 +23,16 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::json::{count, write_str, write_value, Count, Layout};
-use crate::text::Text;
+use crate::text::{AsIs, Text};
 
 /// Objects with more members than this are checked for repeated keys through a real map.
 const SMALL: usize = 32;
 
-/// One member's value: its JSON text as it came, or a value put there since.
+/// One member's value: its JSON text as it came (for a string, with which layouts write its
+/// inside as it is, where the scan could tell), or a value put there since.
 #[derive(Debug, Clone)]
 pub enum Member<'a> {
-    Raw(&'a str),
+    Raw(&'a str, AsIs),
     Value(Value),
 }
 
@@ -51,7 +52,7 @@ impl<'a> Member<'a> {
     /// The value as a `Value` tree.
     pub fn to_value(&self) -> Value {
         match self {
-            Member::Raw(r) => serde_json::from_str(r).unwrap_or_else(|e| {
+            Member::Raw(r, _) => serde_json::from_str(r).unwrap_or_else(|e| {
                 // serde_json's position is in the member, not the line: left out.
                 let why = e.to_string();
                 let why = why.split(" at line ").next().unwrap_or(&why).to_string();
@@ -64,7 +65,7 @@ impl<'a> Member<'a> {
 
     pub fn into_value(self) -> Value {
         match self {
-            Member::Raw(_) => self.to_value(),
+            Member::Raw(_, _) => self.to_value(),
             Member::Value(v) => v,
         }
     }
@@ -72,7 +73,7 @@ impl<'a> Member<'a> {
     /// The value if it is a string. Without escapes, a raw string is its own text.
     pub fn as_str(&self) -> Option<Cow<'_, str>> {
         match self {
-            Member::Raw(r) => raw_str(r),
+            Member::Raw(r, _) => raw_str(r),
             Member::Value(Value::String(s)) => Some(Cow::Borrowed(s)),
             Member::Value(_) => None,
         }
@@ -82,7 +83,7 @@ impl<'a> Member<'a> {
     /// back.
     pub fn into_str(self) -> Result<Cow<'a, str>, Self> {
         match self {
-            Member::Raw(r) => raw_str(r).ok_or(self),
+            Member::Raw(r, _) => raw_str(r).ok_or(self),
             Member::Value(Value::String(s)) => Ok(Cow::Owned(s)),
             other => Err(other),
         }
@@ -92,18 +93,18 @@ impl<'a> Member<'a> {
     /// the common case.
     pub fn as_u64(&self) -> Option<u64> {
         match self {
-            Member::Raw(r) if !r.is_empty() && r.len() < 20 && r.bytes().all(|b| b.is_ascii_digit()) => {
+            Member::Raw(r, _) if !r.is_empty() && r.len() < 20 && r.bytes().all(|b| b.is_ascii_digit()) => {
                 // Up to 19 digits always fit; a leading zero was refused by the scan.
                 r.parse().ok()
             }
-            Member::Raw(_) => self.to_value().as_u64(),
+            Member::Raw(_, _) => self.to_value().as_u64(),
             Member::Value(v) => v.as_u64(),
         }
     }
 
     pub fn is_null(&self) -> bool {
         match self {
-            Member::Raw(r) => *r == "null",
+            Member::Raw(r, _) => *r == "null",
             Member::Value(v) => v.is_null(),
         }
     }
@@ -111,7 +112,7 @@ impl<'a> Member<'a> {
     /// A scalar (string, number, boolean), without building a tree for anything else.
     fn scalar(&self) -> Option<Value> {
         match self {
-            Member::Raw(r) => match r.as_bytes().first() {
+            Member::Raw(r, _) => match r.as_bytes().first() {
                 Some(b'{' | b'[') => None,
                 _ => Some(self.to_value()),
             },
@@ -345,7 +346,7 @@ impl<'a> Object<'a> {
             write_str(&mut out, k, Layout::Compact);
             out.push(b':');
             match v {
-                Member::Raw(r) => out.extend_from_slice(r.as_bytes()),
+                Member::Raw(r, _) => out.extend_from_slice(r.as_bytes()),
                 Member::Value(v) => write_value(&mut out, v, Layout::Compact),
             }
         }
@@ -399,9 +400,9 @@ impl<'a> Object<'a> {
     /// read with: a [`Text`], written back with one copy where the target escapes alike.
     pub fn take_kept(&mut self, key: &str) -> Option<Text> {
         let i = self.position(key)?;
-        if let Member::Raw(r) = &self.members[i].1 {
+        if let Member::Raw(r, as_is) = &self.members[i].1 {
             if let Some(inner) = r.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
-                let text = Text::from_json_inner(inner);
+                let text = Text::from_json_inner_known(inner, *as_is);
                 self.members.remove(i);
                 return Some(text);
             }
@@ -413,8 +414,8 @@ impl<'a> Object<'a> {
     pub fn take_kept_str(&mut self, key: &str) -> Option<Text> {
         let i = self.position(key)?;
         match &self.members[i].1 {
-            Member::Raw(r) if r.starts_with('"') => {
-                let text = Text::from_json_inner(&r[1..r.len() - 1]);
+            Member::Raw(r, as_is) if r.starts_with('"') => {
+                let text = Text::from_json_inner_known(&r[1..r.len() - 1], *as_is);
                 self.members.remove(i);
                 Some(text)
             }
@@ -428,7 +429,7 @@ impl<'a> Object<'a> {
     pub fn take_count(&mut self, key: &str) -> Option<u64> {
         let i = self.position(key)?;
         let c = match &self.members[i].1 {
-            Member::Raw(r) => raw_count(r),
+            Member::Raw(r, _) => raw_count(r),
             Member::Value(v) => count(v),
         };
         match c {
@@ -463,8 +464,8 @@ impl<'a> Object<'a> {
         let i = self.position(key)?;
         let member = &self.members[i].1;
         let b = match member {
-            Member::Raw(r) if *r == "true" => Some(true),
-            Member::Raw(r) if *r == "false" => Some(false),
+            Member::Raw(r, _) if *r == "true" => Some(true),
+            Member::Raw(r, _) if *r == "false" => Some(false),
             Member::Value(Value::Bool(b)) => Some(*b),
             _ => match member.as_str() {
                 Some(s) if s.eq_ignore_ascii_case("true") => Some(true),
@@ -541,7 +542,7 @@ impl<'de> Deserialize<'de> for Parsed<'de> {
                 let mut members = Vec::with_capacity(map.size_hint().unwrap_or(8));
                 while let Some(Key(k)) = map.next_key::<Key<'de>>()? {
                     let v: &'de RawValue = map.next_value()?;
-                    members.push((k, Member::Raw(v.get())));
+                    members.push((k, Member::Raw(v.get(), AsIs::UNKNOWN)));
                 }
                 Ok(Parsed::Object(members))
             }

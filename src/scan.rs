@@ -18,6 +18,7 @@ use crate::json::next_special;
 const NEAR_LIMIT: usize = 120;
 
 use crate::object::Member;
+use crate::text::AsIs;
 
 /// The members of `text` if it is a JSON object this scan can vouch for, in order (a repeated
 /// key appears each time); `None` when serde_json should decide.
@@ -31,15 +32,15 @@ pub(crate) fn object(text: &str) -> Option<Vec<(Cow<'_, str>, Member<'_>)>> {
         loop {
             s.eat(b'"')?;
             let start = s.i;
-            let escaped = s.string()?;
+            let (escaped, _) = s.string()?;
             let key = &text[start..s.i - 1];
             let key = if escaped { Cow::Owned(crate::object::unescape(key)?) } else { Cow::Borrowed(key) };
             s.ws();
             s.eat(b':')?;
             s.ws();
             let start = s.i;
-            s.value()?;
-            members.push((key, Member::Raw(&text[start..s.i])));
+            let as_is = s.value()?;
+            members.push((key, Member::Raw(&text[start..s.i], as_is)));
             s.ws();
             match s.next()? {
                 b',' => s.ws(),
@@ -78,6 +79,47 @@ pub(crate) fn array(text: &str) -> Option<Vec<&str>> {
     (s.i == s.b.len()).then_some(elements)
 }
 
+/// The escape at `b[i]` (a backslash): checked, and whether it is the one serde_json (and
+/// Python) and Go would write for its character noted; the index after it.
+fn escape(b: &[u8], i: usize, serde: &mut bool, go: &mut bool) -> Option<usize> {
+    match *b.get(i + 1)? {
+        b'"' | b'\\' | b'n' | b'r' | b't' => Some(i + 2),
+        b'b' | b'f' => {
+            *go = false;
+            Some(i + 2)
+        }
+        b'/' => {
+            *serde = false;
+            *go = false;
+            Some(i + 2)
+        }
+        b'u' => {
+            let hex = b.get(i + 2..i + 6)?;
+            let mut n = 0u32;
+            for &d in hex {
+                n = n * 16 + char::from(d).to_digit(16)?;
+            }
+            if (0xD800..=0xDFFF).contains(&n) {
+                // Pairs are rare: serde_json checks them.
+                return None;
+            }
+            // The writers use lower-case hex.
+            let lower = !hex.iter().any(u8::is_ascii_uppercase);
+            let (s, g) = match n {
+                0x08 | 0x0C => (false, true),
+                0x09 | 0x0A | 0x0D => (false, false),
+                0..=0x1F => (true, true),
+                0x3C | 0x3E | 0x26 | 0x2028 | 0x2029 => (false, true),
+                _ => (false, false),
+            };
+            *serde &= s && lower;
+            *go &= g && lower;
+            Some(i + 6)
+        }
+        _ => None,
+    }
+}
+
 struct Scanner<'a> {
     b: &'a [u8],
     i: usize,
@@ -114,41 +156,44 @@ impl Scanner<'_> {
         }
     }
 
-    /// A string's inside and its closing quote (the opening one is read); whether it had
-    /// escapes. A control character, a bad escape or a surrogate escape is left to serde_json.
-    fn string(&mut self) -> Option<bool> {
-        let mut escaped = false;
+    /// A string's inside and its closing quote (the opening one is read): whether it had
+    /// escapes, and which layouts write its inside as it is (see [`AsIs`]). A control
+    /// character, a bad escape or a surrogate escape is left to serde_json.
+    fn string(&mut self) -> Option<(bool, AsIs)> {
+        let b = self.b;
+        let mut i = self.i;
+        let (mut escaped, mut serde, mut go) = (false, true, true);
         loop {
-            self.i = next_special(self.b, self.i, false);
-            match self.next()? {
-                b'"' => return Some(escaped),
+            // The next quote, backslash or control character; and while the inside may still
+            // be Go's, the next character Go escapes.
+            i = next_special(b, i, go);
+            match *b.get(i)? {
+                b'"' => {
+                    self.i = i + 1;
+                    return Some((escaped, AsIs::known(serde, go)));
+                }
                 b'\\' => {
                     escaped = true;
-                    match self.next()? {
-                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {}
-                        b'u' => {
-                            let hex = self.b.get(self.i..self.i + 4)?;
-                            let mut n = 0u32;
-                            for &d in hex {
-                                n = n * 16 + char::from(d).to_digit(16)?;
-                            }
-                            if (0xD800..=0xDFFF).contains(&n) {
-                                // Pairs are rare: serde_json checks them.
-                                return None;
-                            }
-                            self.i += 4;
-                        }
-                        _ => return None,
-                    }
+                    i = escape(b, i, &mut serde, &mut go)?;
+                }
+                b'<' | b'>' | b'&' => {
+                    go = false;
+                    i += 1;
+                }
+                0xE2 => {
+                    // U+2028 and U+2029 (E2 80 A8/A9); another character led by E2 is fine.
+                    go &= !matches!(b.get(i + 1..i + 3), Some([0x80, 0xA8 | 0xA9]));
+                    i += 1;
                 }
                 _ => return None,
             }
         }
     }
 
-    fn value(&mut self) -> Option<()> {
+    /// A value; for a string, which layouts write its inside as it is.
+    fn value(&mut self) -> Option<AsIs> {
         match self.next()? {
-            b'"' => self.string().map(drop),
+            b'"' => return self.string().map(|(_, as_is)| as_is),
             b'{' => self.nested(b'}', true),
             b'[' => self.nested(b']', false),
             b't' => self.word(b"rue"),
@@ -159,7 +204,8 @@ impl Scanner<'_> {
                 self.number(first)
             }
             first => self.number(first),
-        }
+        }?;
+        Some(AsIs::UNKNOWN)
     }
 
     fn word(&mut self, rest: &[u8]) -> Option<()> {
@@ -266,7 +312,7 @@ mod tests {
 
     fn ours(text: &str) -> Option<Vec<(String, String)>> {
         let raw = |v: Member<'_>| match v {
-            Member::Raw(v) => v.to_string(),
+            Member::Raw(v, _) => v.to_string(),
             Member::Value(_) => panic!("a scanned member is raw"),
         };
         Some(object(text)?.into_iter().map(|(k, v)| (k.into_owned(), raw(v))).collect())
@@ -280,7 +326,7 @@ mod tests {
         let got: Vec<(&str, &str)> = m
             .iter()
             .map(|(k, v)| match v {
-                Member::Raw(v) => (k.as_ref(), *v),
+                Member::Raw(v, _) => (k.as_ref(), *v),
                 Member::Value(_) => panic!("a scanned member is raw"),
             })
             .collect();

@@ -14,18 +14,49 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::json::{next_special, write_str, Layout};
 
+/// Which layouts write the inside of a string literal as it is (its escapes are theirs, and
+/// nothing in it is left to escape), when the scan that read it could tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct AsIs(u8);
+
+impl AsIs {
+    /// Not known: [`written_as_is`] tells.
+    pub const UNKNOWN: AsIs = AsIs(0);
+    const KNOWN: u8 = 1;
+    /// The compact, spaced and sorted layouts (serde_json's and Python's escapes).
+    const SERDE: u8 = 2;
+    const GO: u8 = 4;
+
+    pub fn known(serde: bool, go: bool) -> AsIs {
+        AsIs(Self::KNOWN | if serde { Self::SERDE } else { 0 } | if go { Self::GO } else { 0 })
+    }
+
+    /// Whether `layout` writes it as it is; `None` when not known.
+    fn in_layout(self, layout: Layout) -> Option<bool> {
+        let bit = if layout == Layout::Go { Self::GO } else { Self::SERDE };
+        (self.0 & Self::KNOWN != 0).then_some(self.0 & bit != 0)
+    }
+}
+
 /// A string: its characters, or the inside of a valid JSON string literal that has escapes.
 #[derive(Clone, Default)]
 pub struct Text {
     s: String,
     escaped: bool,
+    /// For a literal's inside (whether or not it has escapes), which layouts take it as it is.
+    as_is: AsIs,
 }
 
 impl Text {
     /// The inside of a JSON string literal (between its quotes), already checked as JSON:
     /// kept as it is.
     pub fn from_json_inner(inner: &str) -> Text {
-        Text { s: inner.to_string(), escaped: memchr::memchr(b'\\', inner.as_bytes()).is_some() }
+        Text::from_json_inner_known(inner, AsIs::UNKNOWN)
+    }
+
+    /// [`Text::from_json_inner`], with what the scan found of its escapes.
+    pub fn from_json_inner_known(inner: &str, as_is: AsIs) -> Text {
+        Text { s: inner.to_string(), escaped: memchr::memchr(b'\\', inner.as_bytes()).is_some(), as_is }
     }
 
     /// The characters, decoded if they were kept escaped.
@@ -52,6 +83,11 @@ impl Text {
     /// Appends `more`. Pieces read with escapes stay in that form, so that output streamed in
     /// deltas is gathered without decoding them; a piece of the other form is brought over.
     pub fn push(&mut self, more: &Text) {
+        if self.s.is_empty() {
+            self.clone_from(more);
+            return;
+        }
+        self.as_is = if self.as_is == more.as_is { self.as_is } else { AsIs::UNKNOWN };
         match (self.escaped, more.escaped) {
             (false, false) | (true, true) => self.s.push_str(&more.s),
             (true, false) => escape_into(&mut self.s, &more.s),
@@ -69,6 +105,7 @@ impl Text {
     pub fn clear(&mut self) {
         self.s.clear();
         self.escaped = false;
+        self.as_is = AsIs::UNKNOWN;
     }
 
     /// Its length in bytes as read (escapes and all): never less than its length in
@@ -84,9 +121,11 @@ impl Text {
     /// Appends the text as a JSON string in `layout`: byte for byte what [`write_str`] makes of
     /// its characters, copied as it came when its escapes are already those.
     pub fn write(&self, out: &mut Vec<u8>, layout: Layout) {
-        if !self.escaped {
-            write_str(out, &self.s, layout);
-        } else if written_as_is(&self.s, layout) {
+        let as_is = match self.as_is.in_layout(layout) {
+            Some(known) => known,
+            None => self.escaped && written_as_is(&self.s, layout),
+        };
+        if as_is {
             out.reserve(self.s.len() + 2);
             out.push(b'"');
             out.extend_from_slice(self.s.as_bytes());
@@ -159,13 +198,13 @@ fn escape_into(out: &mut String, plain: &str) {
 
 impl From<String> for Text {
     fn from(s: String) -> Text {
-        Text { s, escaped: false }
+        Text { s, escaped: false, as_is: AsIs::UNKNOWN }
     }
 }
 
 impl From<&str> for Text {
     fn from(s: &str) -> Text {
-        Text { s: s.to_string(), escaped: false }
+        Text { s: s.to_string(), escaped: false, as_is: AsIs::UNKNOWN }
     }
 }
 
@@ -192,7 +231,11 @@ impl fmt::Debug for Text {
 
 impl Serialize for Text {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if !self.escaped || !written_as_is(&self.s, Layout::Compact) {
+        let as_is = match self.as_is.in_layout(Layout::Compact) {
+            Some(known) => known,
+            None => self.escaped && written_as_is(&self.s, Layout::Compact),
+        };
+        if !as_is {
             return s.serialize_str(&self.as_str());
         }
         // The canonical writer takes the literal as it came; any other serializer the
@@ -279,6 +322,25 @@ mod tests {
             crate::json::write_serialize(&mut ours, &text).unwrap();
             prop_assert_eq!(String::from_utf8(ours).unwrap(), serde_json::to_string(&s).unwrap());
             prop_assert_eq!(serde_json::to_value(&text).unwrap(), serde_json::Value::String(s));
+        }
+
+        #[test]
+        fn what_the_scan_knows_is_what_the_check_finds(s in "[a-z\"\\/\n\r\t\u{1}\u{8}\u{c}\u{7f}<>&é€\u{2028}\u{2029}]{0,16}", ascii in any::<bool>(), from in 0..4usize) {
+            let literal = if ascii {
+                let mut l = String::from("\"");
+                for unit in s.encode_utf16() {
+                    l.push_str(&if unit % 2 == 0 { format!("\\u{unit:04x}") } else { format!("\\u{unit:04X}") });
+                }
+                l + "\""
+            } else {
+                written(&s, LAYOUTS[from])
+            };
+            let line = format!("{{\"k\":{literal}}}");
+            let members = crate::scan::object(&line).unwrap();
+            let crate::object::Member::Raw(_, as_is) = members[0].1 else { panic!("scanned members are raw") };
+            for layout in LAYOUTS {
+                prop_assert_eq!(as_is.in_layout(layout), Some(written_as_is(inner(&literal), layout)), "{} {:?}", literal, layout);
+            }
         }
 
         #[test]

@@ -15,7 +15,7 @@ use crate::object::{Member, Object};
 /// Member `key` of an object member, read without building a tree for the rest of it.
 fn member_of<'a>(m: Member<'a>, key: &str) -> Option<Member<'a>> {
     match m {
-        Member::Raw(raw) if raw.starts_with('{') => match Object::parse(raw) {
+        Member::Raw(raw, _) if raw.starts_with('{') => match Object::parse(raw) {
             Ok(Ok(mut o)) => o.remove(key),
             _ => None,
         },
@@ -249,7 +249,7 @@ impl Decode for Decoder {
                 // the events before it gave piece by piece), unless it is kept whole below.
                 let raw = m.remove("assistantMessageEvent");
                 let ev = match &raw {
-                    Some(Member::Raw(text)) => match Object::parse(text) {
+                    Some(Member::Raw(text, _)) => match Object::parse(text) {
                         Ok(Ok(mut o)) => {
                             o.remove("partial");
                             Value::Object(o.into_fields())

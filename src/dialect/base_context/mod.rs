@@ -39,9 +39,9 @@ pub fn sniff(line: &Map<String, Value>) -> Sniff {
 /// most of a base-context stream): no tree is built for the blocks.
 pub(crate) fn content_kept(content: Option<Member<'_>>) -> Text {
     let Some(content) = content else { return Text::default() };
-    if let Member::Raw(raw) = content {
+    if let Member::Raw(raw, as_is) = content {
         if let Some(inner) = raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
-            return Text::from_json_inner(inner);
+            return Text::from_json_inner_known(inner, as_is);
         }
         if let Some(blocks) = crate::scan::array(raw) {
             let mut text = Text::default();

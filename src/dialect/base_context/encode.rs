@@ -56,6 +56,8 @@ pub struct Encoder {
     last_error: Option<String>,
     /// The error the current request failed with, for its message's end.
     msg_error: Option<String>,
+    /// Room to write a message into before copying it into its line.
+    scratch: Vec<u8>,
 }
 
 impl Encoder {
@@ -79,6 +81,7 @@ impl Encoder {
             final_answer: None,
             last_error: None,
             msg_error: None,
+            scratch: Vec::new(),
         }
     }
 }
@@ -176,6 +179,25 @@ impl Encoder {
         start..self.loop_messages.len()
     }
 
+    /// [`Encoder::assistant`] written straight to `out` as compact JSON, byte for byte, without
+    /// copying the content into a tree first (the plain form writes it twice per update).
+    fn write_assistant(&self, out: &mut Vec<u8>, m: &Message, ctx: &Context, stop: &str) {
+        out.extend_from_slice(b"{\"role\":\"assistant\",\"content\":[");
+        for (n, block) in m.content.iter().enumerate() {
+            if n > 0 {
+                out.push(b',');
+            }
+            write_value(out, block, Layout::Compact);
+        }
+        out.extend_from_slice(b"],\"api\":\"unknown\",\"provider\":\"unknown\",\"model\":");
+        write_str(out, ctx.model.as_deref().unwrap_or("unknown"), Layout::Compact);
+        out.extend_from_slice(b",\"usage\":");
+        write_value(out, &usage_json(&m.usage), Layout::Compact);
+        out.extend_from_slice(b",\"stopReason\":");
+        write_str(out, stop, Layout::Compact);
+        out.extend_from_slice(format!(",\"timestamp\":{}}}", self.epoch_ms).as_bytes());
+    }
+
     fn assistant(&self, m: &Message, ctx: &Context, stop: &str, error: Option<&str>) -> Value {
         let mut pairs = vec![
             ("role", json!("assistant")),
@@ -258,7 +280,7 @@ impl Encoder {
 
     /// One `message_update`: in the plain form with the message so far (twice, as the agent
     /// writes it), in the delta form with the message id and the event alone.
-    fn update(&mut self, ctx: &Context, sink: &mut Sink<'_>, mut event: Vec<(&str, Value)>) {
+    fn update(&mut self, ctx: &Context, sink: &mut Sink<'_>, event: Vec<(&str, Value)>) {
         let Some(m) = &self.msg else { return };
         let line = if self.deltas {
             obj(vec![
@@ -267,9 +289,25 @@ impl Encoder {
                 ("assistantMessageEvent", obj(event)),
             ])
         } else {
-            let snapshot = self.assistant(m, ctx, "stop", None);
-            event.push(("partial", snapshot.clone()));
-            obj(vec![("type", json!("message_update")), ("assistantMessageEvent", obj(event)), ("message", snapshot)])
+            // The message so far, written once and copied into both places.
+            let mut snapshot = std::mem::take(&mut self.scratch);
+            snapshot.clear();
+            self.write_assistant(&mut snapshot, m, ctx, "stop");
+            let out = self.out(sink);
+            out.extend_from_slice(b"{\"type\":\"message_update\",\"assistantMessageEvent\":{");
+            for (k, v) in &event {
+                write_str(out, k, Layout::Compact);
+                out.push(b':');
+                write_value(out, v, Layout::Compact);
+                out.push(b',');
+            }
+            out.extend_from_slice(b"\"partial\":");
+            out.extend_from_slice(&snapshot);
+            out.extend_from_slice(b"},\"message\":");
+            out.extend_from_slice(&snapshot);
+            out.extend_from_slice(b"}\n");
+            self.scratch = snapshot;
+            return;
         };
         self.put(sink, line);
     }
@@ -308,9 +346,10 @@ impl Encoder {
         let i = self.block(ctx, sink, kind);
         let field = if kind == "text" { "text" } else { "thinking" };
         let m = self.msg.as_mut().expect("block ensures it");
-        let mut now = m.content[i][field].as_str().unwrap_or_default().to_string();
-        now.push_str(text);
-        m.content[i][field] = json!(now);
+        match &mut m.content[i][field] {
+            Value::String(now) => now.push_str(text),
+            other => *other = json!(text),
+        }
         self.update(
             ctx,
             sink,
@@ -722,5 +761,35 @@ impl Encode for Encoder {
             }
         }
         Fate::Written
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_written_straight_is_the_message_tree_written() {
+        let mut enc =
+            Encoder::new(&EncodeOptions { source_date_epoch: Some(1_700_000_000), ..EncodeOptions::default() });
+        enc.epoch_ms = 1_700_000_000_123;
+        let m = Message {
+            content: vec![
+                json!({"type": "text", "text": "a \"quoted\" <line>\n"}),
+                json!({"type": "toolCall", "id": "t1", "name": "sh", "arguments": {"z": 1, "a": [true, null]}}),
+            ],
+            usage: Tokens { input: Some(100), output: Some(7), cache_read: Some(40), ..Tokens::default() },
+            open_block: None,
+            state: State::Open,
+            id: 3,
+        };
+        for model in [None, Some("m-\u{e9}".to_string())] {
+            let ctx = Context { model, ..Context::default() };
+            let mut straight = Vec::new();
+            enc.write_assistant(&mut straight, &m, &ctx, "toolUse");
+            let mut tree = Vec::new();
+            write_value(&mut tree, &enc.assistant(&m, &ctx, "toolUse", None), Layout::Compact);
+            assert_eq!(String::from_utf8(straight).unwrap(), String::from_utf8(tree).unwrap());
+        }
     }
 }

@@ -262,12 +262,16 @@ impl<'a> Object<'a> {
             }
             return Ok(Object::from(map));
         }
-        // Most lines repeat no key, and most keys differ in length or first byte: when no two
-        // do, no two are equal, and the members stand as they are.
-        let mut seen = 0u64;
+        // Most lines repeat no key, and most keys differ in length, first or last byte: when
+        // no two share all three (as far as a 128-bit mask of their hash tells), no two are
+        // equal, and the members stand as they are.
+        let mut seen = 0u128;
         let mut clash = false;
         for (k, _) in &members {
-            let bit = 1u64 << ((k.len() * 7 + usize::from(k.as_bytes().first().copied().unwrap_or(0))) % 64);
+            let b = k.as_bytes();
+            let (first, last) = (b.first().copied().unwrap_or(0), b.last().copied().unwrap_or(0));
+            let h = (u32::from(first) << 8 | u32::from(last) | (b.len() as u32) << 16).wrapping_mul(0x9E37_79B1);
+            let bit = 1u128 << (h >> 25);
             clash |= seen & bit != 0;
             seen |= bit;
         }

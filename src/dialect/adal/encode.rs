@@ -66,12 +66,16 @@ fn emit<'a, F: Into<Field<'a>>>(
 
 /// adal's `args` is an object. Arguments that hold one are written as it; anything else
 /// (text that is not JSON, a bare value) is kept whole as `{"raw": text}`.
-fn args_object(a: &Arguments) -> Value {
-    match a.to_value() {
+fn args_object(a: &Arguments) -> Field<'_> {
+    if let Some(v @ Value::Object(_)) = &a.value {
+        // Lent, not copied.
+        return Field::Value(v);
+    }
+    Field::Owned(match a.to_value() {
         Some(v @ Value::Object(_)) => v,
         _ if a.to_text().is_empty() => json!({}),
         _ => json!({ "raw": a.to_text() }),
-    }
+    })
 }
 
 fn status_word(s: ToolStatus) -> &'static str {
@@ -93,13 +97,12 @@ impl Encode for Encoder {
                 return Fate::Dropped;
             }
             Event::ToolCall(c) => {
-                let id = c.id.clone().unwrap_or_default();
                 emit(
                     sink,
                     "tool_call",
                     vec![
-                        ("id", Value::String(id)),
-                        ("name", Value::String(c.name.clone())),
+                        ("id", Field::Str(c.id.as_deref().unwrap_or(""))),
+                        ("name", Field::Str(&c.name)),
                         ("args", args_object(&c.arguments)),
                     ],
                     extra,
@@ -114,11 +117,7 @@ impl Encode for Encoder {
                     emit(
                         sink,
                         "tool_call",
-                        vec![
-                            ("id", Value::String(id.clone())),
-                            ("name", Value::String(name.clone())),
-                            ("args", args_object(&r.arguments)),
-                        ],
+                        vec![("id", Field::Str(&id)), ("name", Field::Str(&name)), ("args", args_object(&r.arguments))],
                         None,
                     );
                 }
@@ -132,10 +131,10 @@ impl Encode for Encoder {
             }
             Event::PermissionDenied(d) => {
                 let fields = vec![
-                    ("id", Value::String(d.id.clone().unwrap_or_default())),
-                    ("name", Value::String(d.name.clone())),
+                    ("id", Field::Str(d.id.as_deref().unwrap_or(""))),
+                    ("name", Field::Str(&d.name)),
                     ("args", args_object(&d.arguments)),
-                    ("reason", Value::String(d.reason.clone().unwrap_or_else(|| "approval required".into()))),
+                    ("reason", Field::Str(d.reason.as_deref().unwrap_or("approval required"))),
                 ];
                 emit(sink, "permission_denied", fields, extra);
                 self.denied = true;

@@ -85,6 +85,44 @@ pub(crate) fn next_special(bytes: &[u8], mut i: usize, go: bool) -> usize {
     i
 }
 
+/// Which of the sixteen bytes at `i` are ones [`next_special`] stops at, as bits (bit k for
+/// byte `i + k`); `i + 16 <= bytes.len()`. For walking text dense with them (escaped tool
+/// output has one every few bytes) without loading each stretch again after every stop.
+#[inline]
+pub(crate) fn special_mask(bytes: &[u8], i: usize, go: bool) -> u32 {
+    let chunk = &bytes[i..i + 16];
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is in the x86-64 baseline; the load reads the sixteen bytes of `chunk`.
+        unsafe {
+            let at = |b: u8| _mm_set1_epi8(b as i8);
+            let x = _mm_loadu_si128(chunk.as_ptr().cast());
+            let c1f = at(0x1F);
+            let mut m = _mm_cmpeq_epi8(_mm_max_epu8(x, c1f), c1f);
+            m = _mm_or_si128(m, _mm_cmpeq_epi8(x, at(b'\\')));
+            if go {
+                m = _mm_or_si128(m, _mm_cmpeq_epi8(_mm_or_si128(x, at(0x02)), at(b'>')));
+                m = _mm_or_si128(m, _mm_cmpeq_epi8(_mm_or_si128(x, at(0x04)), at(b'&')));
+                m = _mm_or_si128(m, _mm_cmpeq_epi8(x, at(0xE2)));
+            } else {
+                m = _mm_or_si128(m, _mm_cmpeq_epi8(x, at(b'"')));
+            }
+            _mm_movemask_epi8(m) as u32
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let mut m = 0;
+        for (k, &b) in chunk.iter().enumerate() {
+            if b < 0x20 || b == b'"' || b == b'\\' || (go && matches!(b, b'<' | b'>' | b'&' | 0xE2)) {
+                m |= 1 << k;
+            }
+        }
+        m
+    }
+}
+
 /// Appends `s` as a JSON string: raw UTF-8 with the escapes JSON requires, as serde_json and
 /// Python (`ensure_ascii=False`) write them; for Go, as `encoding/json` writes them.
 pub fn write_str(out: &mut Vec<u8>, s: &str, layout: Layout) {

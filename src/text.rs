@@ -325,7 +325,7 @@ mod tests {
         }
 
         #[test]
-        fn what_the_scan_knows_is_what_the_check_finds(s in "[a-z\"\\/\n\r\t\u{1}\u{8}\u{c}\u{7f}<>&é€\u{2028}\u{2029}]{0,16}", ascii in any::<bool>(), from in 0..4usize) {
+        fn what_the_scan_knows_is_what_the_check_finds(s in "[a-z\"\\/\n\r\t\u{1}\u{8}\u{c}\u{7f}<>&é€\u{2028}\u{2029}]{0,60}", ascii in any::<bool>(), from in 0..4usize) {
             let literal = if ascii {
                 let mut l = String::from("\"");
                 for unit in s.encode_utf16() {
@@ -337,7 +337,10 @@ mod tests {
             };
             let line = format!("{{\"k\":{literal}}}");
             let members = crate::scan::object(&line).unwrap();
-            let crate::object::Member::Raw(_, as_is) = members[0].1 else { panic!("scanned members are raw") };
+            let crate::object::Member::Raw(raw, as_is) = members[0].1 else { panic!("scanned members are raw") };
+            prop_assert_eq!(raw, literal.as_str());
+            let text = Text::from_json_inner_known(inner(&literal), as_is);
+            prop_assert_eq!(text.as_str(), s.as_str());
             for layout in LAYOUTS {
                 prop_assert_eq!(as_is.in_layout(layout), Some(written_as_is(inner(&literal), layout)), "{} {:?}", literal, layout);
             }

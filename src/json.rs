@@ -126,6 +126,45 @@ pub(crate) fn special_mask(bytes: &[u8], i: usize, go: bool) -> u32 {
 /// Appends `s` as a JSON string: raw UTF-8 with the escapes JSON requires, as serde_json and
 /// Python (`ensure_ascii=False`) write them; for Go, as `encoding/json` writes them.
 pub fn write_str(out: &mut Vec<u8>, s: &str, layout: Layout) {
+    let go = layout == Layout::Go;
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    // `start` is where the bytes not yet copied begin; `i` where to look next.
+    let (mut start, mut i) = (0, 0);
+    // Sixteen bytes at a time, each special in them taken from one mask (text with many
+    // escapes has one every few bytes).
+    'chunks: while i + 16 <= bytes.len() {
+        let mut m = special_mask(bytes, i, go);
+        while m != 0 {
+            let at = i + m.trailing_zeros() as usize;
+            out.extend_from_slice(&bytes[start..at]);
+            let (next, from) = escape_byte(out, bytes, at, go);
+            start = from;
+            if next >= i + 16 {
+                i = next;
+                continue 'chunks;
+            }
+            m &= !0u32 << (next - i);
+        }
+        i += 16;
+    }
+    loop {
+        i = next_special(bytes, i, go);
+        if i >= bytes.len() {
+            break;
+        }
+        out.extend_from_slice(&bytes[start..i]);
+        (i, start) = escape_byte(out, bytes, i, go);
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+/// Writes the escape for the special byte at `bytes[at]` (one [`next_special`] stops at);
+/// where to look next, and where the bytes not yet copied begin.
+#[inline]
+fn escape_byte(out: &mut Vec<u8>, bytes: &[u8], at: usize, go: bool) -> (usize, usize) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     // The letter of each two-character escape; 0 for bytes that have none.
     const SHORT: [u8; 256] = {
@@ -139,44 +178,28 @@ pub fn write_str(out: &mut Vec<u8>, s: &str, layout: Layout) {
         t[0x0C] = b'f';
         t
     };
-    let go = layout == Layout::Go;
-    let bytes = s.as_bytes();
-    out.reserve(bytes.len() + 2);
-    out.push(b'"');
-    let (mut start, mut i) = (0, 0);
-    loop {
-        i = next_special(bytes, i, go);
-        let Some(&b) = bytes.get(i) else { break };
-        out.extend_from_slice(&bytes[start..i]);
-        let letter = SHORT[usize::from(b)];
-        if letter != 0 && !(go && (b == 0x08 || b == 0x0C)) {
-            // The common case (a newline, a quote): two bytes of constant length.
-            out.extend_from_slice(&[b'\\', letter]);
-            i += 1;
-        } else {
-            let long: &[u8] = match b {
-                b'<' => b"\\u003c",
-                b'>' => b"\\u003e",
-                b'&' => b"\\u0026",
-                0xE2 => match bytes.get(i + 1..i + 3) {
-                    Some([0x80, 0xA8]) => b"\\u2028",
-                    Some([0x80, 0xA9]) => b"\\u2029",
-                    _ => {
-                        // Another character starting with E2: written as it is.
-                        start = i;
-                        i += 1;
-                        continue;
-                    }
-                },
-                _ => &[b'\\', b'u', b'0', b'0', HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]],
-            };
-            out.extend_from_slice(long);
-            i += if b == 0xE2 { 3 } else { 1 };
-        }
-        start = i;
+    let b = bytes[at];
+    let letter = SHORT[usize::from(b)];
+    if letter != 0 && !(go && (b == 0x08 || b == 0x0C)) {
+        // The common case (a newline, a quote): two bytes of constant length.
+        out.extend_from_slice(&[b'\\', letter]);
+        return (at + 1, at + 1);
     }
-    out.extend_from_slice(&bytes[start..]);
-    out.push(b'"');
+    let long: &[u8] = match b {
+        b'<' => b"\\u003c",
+        b'>' => b"\\u003e",
+        b'&' => b"\\u0026",
+        0xE2 => match bytes.get(at + 1..at + 3) {
+            Some([0x80, 0xA8]) => b"\\u2028",
+            Some([0x80, 0xA9]) => b"\\u2029",
+            // Another character starting with E2: written as it is, with what follows.
+            _ => return (at + 1, at),
+        },
+        _ => &[b'\\', b'u', b'0', b'0', HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]],
+    };
+    out.extend_from_slice(long);
+    let next = if b == 0xE2 { at + 3 } else { at + 1 };
+    (next, next)
 }
 
 /// Appends `v` in `layout`: members in their order, or sorted by key at every depth for the

@@ -164,7 +164,7 @@ pub fn write_str(out: &mut Vec<u8>, s: &str, layout: Layout) {
 /// Writes the escape for the special byte at `bytes[at]` (one [`next_special`] stops at);
 /// where to look next, and where the bytes not yet copied begin.
 #[inline]
-fn escape_byte(out: &mut Vec<u8>, bytes: &[u8], at: usize, go: bool) -> (usize, usize) {
+pub(crate) fn escape_byte(out: &mut Vec<u8>, bytes: &[u8], at: usize, go: bool) -> (usize, usize) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     // The letter of each two-character escape; 0 for bytes that have none.
     const SHORT: [u8; 256] = {
@@ -278,6 +278,7 @@ pub enum Field<'a> {
     Value(&'a Value),
     Str(&'a str),
     Text(&'a Text),
+    Kept(Text),
     Json(&'a str),
 }
 
@@ -288,6 +289,7 @@ impl Field<'_> {
             Field::Value(v) => write_value(out, v, layout),
             Field::Str(s) => write_str(out, s, layout),
             Field::Text(t) => t.write(out, layout),
+            Field::Kept(t) => t.write(out, layout),
             Field::Json(j) => out.extend_from_slice(j.as_bytes()),
         }
     }

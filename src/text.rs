@@ -12,7 +12,7 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::json::{next_special, write_str, Layout};
+use crate::json::{escape_byte, next_special, write_str, Layout};
 
 /// Which layouts write the inside of a string literal as it is (its escapes are theirs, and
 /// nothing in it is left to escape), when the scan that read it could tell.
@@ -114,6 +114,45 @@ impl Text {
         self.s.len()
     }
 
+    /// Its first `max` characters, cut on the form it is kept in (an escape is one character,
+    /// a surrogate pair of escapes one), without decoding it; `None` when it has no more.
+    pub fn cut(&self, max: usize) -> Option<Text> {
+        if self.s.len() <= max {
+            // No more bytes than that: no more characters either.
+            return None;
+        }
+        let b = self.s.as_bytes();
+        let lead = |c: &u8| c & 0xC0 != 0x80;
+        let (mut chars, mut i) = (0, 0);
+        loop {
+            // The characters up to the next escape, counted a run at a time.
+            let end = if self.escaped { memchr::memchr(b'\\', &b[i..]).map_or(b.len(), |j| i + j) } else { b.len() };
+            let run = &b[i..end];
+            let n = run.iter().filter(|c| lead(c)).count();
+            if chars + n > max {
+                let k = run.iter().enumerate().filter(|(_, c)| lead(c)).nth(max - chars).map_or(run.len(), |(k, _)| k);
+                return Some(self.head(i + k));
+            }
+            chars += n;
+            if end == b.len() {
+                return None;
+            }
+            if chars == max {
+                return Some(self.head(end));
+            }
+            chars += 1;
+            i = end + escape_len(b, end);
+        }
+    }
+
+    /// The first `at` bytes of the kept form (`at` a character's start, outside escapes).
+    fn head(&self, at: usize) -> Text {
+        let s = self.s[..at].to_string();
+        let escaped = self.escaped && memchr::memchr(b'\\', s.as_bytes()).is_some();
+        // What holds of every escape and character holds of a part of them.
+        Text { s, escaped, as_is: self.as_is }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.s.is_empty()
     }
@@ -130,8 +169,14 @@ impl Text {
             out.push(b'"');
             out.extend_from_slice(self.s.as_bytes());
             out.push(b'"');
+        } else if !self.escaped {
+            write_str(out, &self.s, layout);
         } else {
-            write_str(out, &self.as_str(), layout);
+            let mark = out.len();
+            if !transcode(out, &self.s, layout) {
+                out.truncate(mark);
+                write_str(out, &self.as_str(), layout);
+            }
         }
     }
 }
@@ -186,6 +231,91 @@ pub fn written_as_is(inner: &str, layout: Layout) -> bool {
             _ => return false,
         }
     }
+}
+
+/// The length of the escape at `b[at]` (a backslash): a surrogate pair's two as one.
+fn escape_len(b: &[u8], at: usize) -> usize {
+    if b.get(at + 1) != Some(&b'u') {
+        return 2;
+    }
+    let high = matches!(b.get(at + 2..at + 4), Some([b'd' | b'D', b'8' | b'9' | b'a' | b'b' | b'A' | b'B']));
+    if high && b.get(at + 6..at + 8) == Some(b"\\u") {
+        12
+    } else {
+        6
+    }
+}
+
+/// Appends the characters of `inner` (the inside of a valid JSON string literal) as a JSON
+/// string in `layout`, escape by escape, as [`write_str`] writes them, without decoding them
+/// into a string first. `false` (with part written) for a lone surrogate, which it leaves to
+/// the decoder.
+fn transcode(out: &mut Vec<u8>, inner: &str, layout: Layout) -> bool {
+    let go = layout == Layout::Go;
+    let b = inner.as_bytes();
+    out.reserve(b.len() + 2);
+    out.push(b'"');
+    let (mut start, mut i) = (0, 0);
+    loop {
+        i = next_special(b, i, go);
+        if i >= b.len() {
+            break;
+        }
+        out.extend_from_slice(&b[start..i]);
+        if b[i] != b'\\' {
+            // A character Go escapes, as it is in the literal.
+            (i, start) = escape_byte(out, b, i, go);
+            continue;
+        }
+        let hex = |at: usize| -> Option<u32> {
+            let h = b.get(at..at + 4)?;
+            h.iter().try_fold(0, |n, &d| Some(n * 16 + char::from(d).to_digit(16)?))
+        };
+        let (c, len) = match b.get(i + 1) {
+            Some(b'"') => ('"', 2),
+            Some(b'\\') => ('\\', 2),
+            Some(b'/') => ('/', 2),
+            Some(b'b') => ('\u{8}', 2),
+            Some(b'f') => ('\u{c}', 2),
+            Some(b'n') => ('\n', 2),
+            Some(b'r') => ('\r', 2),
+            Some(b't') => ('\t', 2),
+            Some(b'u') => {
+                let Some(hi) = hex(i + 2) else { return false };
+                match hi {
+                    0xD800..=0xDBFF => {
+                        let lo = match (b.get(i + 6..i + 8), hex(i + 8)) {
+                            (Some(b"\\u"), Some(lo @ 0xDC00..=0xDFFF)) => lo,
+                            _ => return false,
+                        };
+                        match char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)) {
+                            Some(c) => (c, 12),
+                            None => return false,
+                        }
+                    }
+                    _ => match char::from_u32(hi) {
+                        Some(c) => (c, 6),
+                        None => return false,
+                    },
+                }
+            }
+            _ => return false,
+        };
+        // The character as the writer puts it: escaped if it is special, else its UTF-8.
+        let mut buf = [0u8; 4];
+        let one = c.encode_utf8(&mut buf).as_bytes();
+        if next_special(one, 0, go) == 0 {
+            let (_, from) = escape_byte(out, one, 0, go);
+            out.extend_from_slice(&one[from..]);
+        } else {
+            out.extend_from_slice(one);
+        }
+        i += len;
+        start = i;
+    }
+    out.extend_from_slice(&b[start..]);
+    out.push(b'"');
+    true
 }
 
 /// Appends the inside of the JSON string literal that holds `plain`.
@@ -347,6 +477,30 @@ mod tests {
         }
 
         #[test]
+        fn a_kept_text_is_cut_as_its_characters_are(s in "[a-z\"\\/\n\u{1}é€🙂\u{2028}]{0,40}", ascii in any::<bool>(), from in 0..4usize, max in 0usize..45) {
+            let literal = if ascii {
+                let mut l = String::from("\"");
+                for unit in s.encode_utf16() {
+                    l.push_str(&format!("\\u{unit:04X}"));
+                }
+                l + "\""
+            } else {
+                written(&s, LAYOUTS[from])
+            };
+            let (head, cut) = crate::json::cut_chars(&s, max);
+            for text in [Text::from_json_inner(inner(&literal)), Text::from(s.clone())] {
+                let got = text.cut(max);
+                prop_assert_eq!(got.is_some(), cut);
+                if let Some(got) = got {
+                    prop_assert_eq!(got.as_str(), head);
+                    let mut out = Vec::new();
+                    got.write(&mut out, LAYOUTS[from]);
+                    prop_assert_eq!(String::from_utf8(out).unwrap(), written(head, LAYOUTS[from]));
+                }
+            }
+        }
+
+        #[test]
         fn what_the_writer_writes_is_written_as_is(s in "[a-z\"\\\\/\n\r\t\u{1}\u{8}\u{c}\u{1f}<>&é€🙂\u{2028}\u{2029}]{0,24}") {
             for layout in LAYOUTS {
                 let literal = written(&s, layout);
@@ -355,7 +509,7 @@ mod tests {
         }
 
         #[test]
-        fn a_kept_literal_writes_as_its_characters_would(s in "[a-z\"\\\\/\n\r\t\u{1}\u{8}\u{c}<>&é🙂\u{2028}]{0,16}", ascii in any::<bool>(), from in 0..4usize) {
+        fn a_kept_literal_writes_as_its_characters_would(s in "[a-z\"\\\\/\n\r\t\u{1}\u{8}\u{c}<>&é🙂\u{2028}]{0,40}", ascii in any::<bool>(), from in 0..4usize) {
             // Literals as other writers make them: \u escapes for everything (upper case), or
             // another layout's escapes.
             let literal = if ascii {

@@ -42,10 +42,13 @@ impl Encoder {
     /// the limit is in characters is written as it is.
     fn fit_field<'a>(&self, kind: &str, field: &str, text: Field<'a>, sink: &mut Sink<'_>) -> Field<'a> {
         match text {
-            Field::Text(t) if t.as_read_len() > self.limit(kind, field) => {
-                let whole = t.as_str();
-                Field::Owned(Value::String(self.cut(kind, field, &whole, sink).to_string()))
-            }
+            Field::Text(t) => match t.cut(self.limit(kind, field)) {
+                Some(head) => {
+                    sink.report.truncated(&format!("{kind}.{field}"));
+                    Field::Kept(head)
+                }
+                None => Field::Text(t),
+            },
             Field::Str(s) => self.fit(kind, field, s, sink),
             other => other,
         }

@@ -301,30 +301,6 @@ impl From<Value> for Field<'_> {
     }
 }
 
-impl<'a> From<&'a Value> for Field<'a> {
-    fn from(v: &'a Value) -> Self {
-        Field::Value(v)
-    }
-}
-
-impl<'a> From<&'a str> for Field<'a> {
-    fn from(s: &'a str) -> Self {
-        Field::Str(s)
-    }
-}
-
-impl<'a> From<&'a String> for Field<'a> {
-    fn from(s: &'a String) -> Self {
-        Field::Str(s)
-    }
-}
-
-impl<'a> From<&'a Text> for Field<'a> {
-    fn from(t: &'a Text) -> Self {
-        Field::Text(t)
-    }
-}
-
 /// Appends an object given as (key, value) pairs, and a newline, in the given layout: pairs in
 /// order, or sorted by key (and nested objects too) for the sorted layouts.
 pub fn write_fields(out: &mut Vec<u8>, pairs: &[(&str, Field<'_>)], layout: Layout) {

@@ -640,15 +640,7 @@ mod tests {
         fn strings_with_escapes_are_taken_as_serde_json_reads_them(s in "[a-z\"\\\\/\n\t\u{1}\u{8}\u{c}é🙂\u{2028}]{0,24}", ascii in any::<bool>()) {
             // serde_json's own escapes, and the \uXXXX form of everything (surrogate pairs
             // for what is beyond the BMP) as ensure_ascii writers put it.
-            let literal = if ascii {
-                let mut l = String::from("\"");
-                for unit in s.encode_utf16() {
-                    l.push_str(&format!("\\u{unit:04X}"));
-                }
-                l + "\""
-            } else {
-                serde_json::to_string(&s).unwrap()
-            };
+            let literal = if ascii { crate::text::tests::ascii_literal(&s) } else { serde_json::to_string(&s).unwrap() };
             let line = format!("{{\"k\":{literal}}}");
             prop_assert_eq!(obj(&line).take_str("k"), Some(s));
         }

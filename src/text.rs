@@ -384,7 +384,7 @@ impl<'de> Deserialize<'de> for Text {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
 
@@ -394,6 +394,16 @@ mod tests {
         let mut out = Vec::new();
         write_str(&mut out, s, layout);
         String::from_utf8(out).unwrap()
+    }
+
+    /// `s` as a string literal of \u escapes only, upper-case hex, surrogate pairs for what is
+    /// beyond the BMP: as an `ensure_ascii` writer puts it.
+    pub(crate) fn ascii_literal(s: &str) -> String {
+        let mut l = String::from("\"");
+        for unit in s.encode_utf16() {
+            l.push_str(&format!("\\u{unit:04X}"));
+        }
+        l + "\""
     }
 
     fn inner(literal: &str) -> &str {
@@ -478,15 +488,7 @@ mod tests {
 
         #[test]
         fn a_kept_text_is_cut_as_its_characters_are(s in "[a-z\"\\/\n\u{1}é€🙂\u{2028}]{0,40}", ascii in any::<bool>(), from in 0..4usize, max in 0usize..45) {
-            let literal = if ascii {
-                let mut l = String::from("\"");
-                for unit in s.encode_utf16() {
-                    l.push_str(&format!("\\u{unit:04X}"));
-                }
-                l + "\""
-            } else {
-                written(&s, LAYOUTS[from])
-            };
+            let literal = if ascii { ascii_literal(&s) } else { written(&s, LAYOUTS[from]) };
             let (head, cut) = crate::json::cut_chars(&s, max);
             for text in [Text::from_json_inner(inner(&literal)), Text::from(s.clone())] {
                 let got = text.cut(max);
@@ -512,15 +514,7 @@ mod tests {
         fn a_kept_literal_writes_as_its_characters_would(s in "[a-z\"\\\\/\n\r\t\u{1}\u{8}\u{c}<>&é🙂\u{2028}]{0,40}", ascii in any::<bool>(), from in 0..4usize) {
             // Literals as other writers make them: \u escapes for everything (upper case), or
             // another layout's escapes.
-            let literal = if ascii {
-                let mut l = String::from("\"");
-                for unit in s.encode_utf16() {
-                    l.push_str(&format!("\\u{unit:04X}"));
-                }
-                l + "\""
-            } else {
-                written(&s, LAYOUTS[from])
-            };
+            let literal = if ascii { ascii_literal(&s) } else { written(&s, LAYOUTS[from]) };
             let text = Text::from_json_inner(inner(&literal));
             prop_assert_eq!(text.as_str(), s.as_str());
             prop_assert_eq!(&text, &Text::from(s.clone()));

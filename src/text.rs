@@ -126,8 +126,10 @@ impl Text {
         let (mut chars, mut i) = (0, 0);
         loop {
             // The characters up to the next escape, counted a run at a time.
-            let end = if self.escaped { memchr::memchr(b'\\', &b[i..]).map_or(b.len(), |j| i + j) } else { b.len() };
-            let run = &b[i..end];
+            // (`i` stays within the text: a kept text's escapes are whole, checked when read.)
+            let rest = b.get(i..).unwrap_or_default();
+            let end = if self.escaped { memchr::memchr(b'\\', rest).map_or(b.len(), |j| i + j) } else { b.len() };
+            let run = b.get(i..end).unwrap_or_default();
             let n = run.iter().filter(|c| lead(c)).count();
             if chars + n > max {
                 let k = run.iter().enumerate().filter(|(_, c)| lead(c)).nth(max - chars).map_or(run.len(), |(k, _)| k);

@@ -1,8 +1,7 @@
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use serde_json::{Map, Value};
-
-use std::borrow::Cow;
 
 use super::{content_kept, content_text};
 use crate::dialect::{take_type, whole_line, Decode, Decoded, Dialect, LineError, Record};

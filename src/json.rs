@@ -2,6 +2,8 @@
 //! one way (counts as strings or integers, booleans as strings), and writing lines in the
 //! layout a given agent uses on the wire.
 
+use std::ops::ControlFlow;
+
 use serde_json::Value;
 
 use crate::text::Text;
@@ -130,35 +132,61 @@ pub fn write_str(out: &mut Vec<u8>, s: &str, layout: Layout) {
     let bytes = s.as_bytes();
     out.reserve(bytes.len() + 2);
     out.push(b'"');
-    // `start` is where the bytes not yet copied begin; `i` where to look next.
-    let (mut start, mut i) = (0, 0);
-    // Sixteen bytes at a time, each special in them taken from one mask (text with many
-    // escapes has one every few bytes).
-    'chunks: while i + 16 <= bytes.len() {
-        let mut m = special_mask(bytes, i, go);
-        while m != 0 {
-            let at = i + m.trailing_zeros() as usize;
+    // Where the bytes not yet copied begin.
+    let mut start = 0;
+    walk_specials(
+        bytes,
+        0,
+        || go,
+        |at| {
             out.extend_from_slice(&bytes[start..at]);
             let (next, from) = escape_byte(out, bytes, at, go);
             start = from;
+            ControlFlow::<(), usize>::Continue(next)
+        },
+    );
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+/// Walks `bytes` from `i` to each byte [`next_special`] stops at, sixteen bytes at a time,
+/// each stop in them taken from one [`special_mask`] (escaped text has one every few bytes;
+/// the last few bytes are looked at through a copy). `stop(at)` handles the byte at `at` and
+/// says where to look next (past `at`), or ends the walk with a value; `go()`, asked for each
+/// stretch, whether Go's specials are stops. `None` when the bytes run out first.
+#[inline(always)]
+pub(crate) fn walk_specials<B>(
+    bytes: &[u8],
+    mut i: usize,
+    go: impl Fn() -> bool,
+    mut stop: impl FnMut(usize) -> ControlFlow<B, usize>,
+) -> Option<B> {
+    'chunks: while i < bytes.len() {
+        let mut m = match bytes.get(i..i + 16) {
+            Some(_) => special_mask(bytes, i, go()),
+            None => {
+                // Fewer than sixteen left: a copy padded with a byte that is never a stop.
+                let rest = &bytes[i..];
+                let mut padded = [b'a'; 16];
+                padded[..rest.len()].copy_from_slice(rest);
+                special_mask(&padded, 0, go()) & ((1u32 << rest.len()) - 1)
+            }
+        };
+        while m != 0 {
+            let next = match stop(i + m.trailing_zeros() as usize) {
+                ControlFlow::Break(b) => return Some(b),
+                ControlFlow::Continue(next) => next,
+            };
             if next >= i + 16 {
                 i = next;
                 continue 'chunks;
             }
+            // Past the stop (and what it took after it): the bits below `next` are done.
             m &= !0u32 << (next - i);
         }
         i += 16;
     }
-    loop {
-        i = next_special(bytes, i, go);
-        if i >= bytes.len() {
-            break;
-        }
-        out.extend_from_slice(&bytes[start..i]);
-        (i, start) = escape_byte(out, bytes, i, go);
-    }
-    out.extend_from_slice(&bytes[start..]);
-    out.push(b'"');
+    None
 }
 
 /// Writes the escape for the special byte at `bytes[at]` (one [`next_special`] stops at);

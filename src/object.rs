@@ -178,40 +178,39 @@ pub(crate) fn unescape(inner: &str) -> Option<String> {
         }
         // A backslash is ASCII, so both ends of the run are character boundaries.
         out.push_str(&inner[i..at]);
-        i = at + 2;
-        let c = match *bytes.get(at + 1)? {
-            b'"' => '"',
-            b'\\' => '\\',
-            b'/' => '/',
-            b'b' => '\u{8}',
-            b'f' => '\u{c}',
-            b'n' => '\n',
-            b'r' => '\r',
-            b't' => '\t',
-            b'u' => {
-                let hi = hex4(bytes.get(i..i + 4)?)?;
-                i += 4;
-                match hi {
-                    0xD800..=0xDBFF => {
-                        if bytes.get(i..i + 2)? != b"\\u" {
-                            return None;
-                        }
-                        let lo = hex4(bytes.get(i + 2..i + 6)?)?;
-                        if !(0xDC00..=0xDFFF).contains(&lo) {
-                            return None;
-                        }
-                        i += 6;
-                        char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00))?
-                    }
-                    _ => char::from_u32(hi)?,
-                }
-            }
-            _ => return None,
-        };
+        let (c, len) = unescape_one(bytes, at)?;
         out.push(c);
+        i = at + len;
     }
     out.push_str(&inner[i..]);
     Some(out)
+}
+
+/// The character of the escape at `b[at]` (a backslash) and the escape's length (a surrogate
+/// pair's two escapes as one); `None` for a lone surrogate or a bad escape.
+pub(crate) fn unescape_one(b: &[u8], at: usize) -> Option<(char, usize)> {
+    let hex = |at: usize| hex4(b.get(at..at + 4)?);
+    Some(match b.get(at + 1)? {
+        b'"' => ('"', 2),
+        b'\\' => ('\\', 2),
+        b'/' => ('/', 2),
+        b'b' => ('\u{8}', 2),
+        b'f' => ('\u{c}', 2),
+        b'n' => ('\n', 2),
+        b'r' => ('\r', 2),
+        b't' => ('\t', 2),
+        b'u' => match hex(at + 2)? {
+            hi @ 0xD800..=0xDBFF => {
+                let lo = match (b.get(at + 6..at + 8), hex(at + 8)) {
+                    (Some(b"\\u"), Some(lo @ 0xDC00..=0xDFFF)) => lo,
+                    _ => return None,
+                };
+                (char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00))?, 12)
+            }
+            n => (char::from_u32(n)?, 6),
+        },
+        _ => return None,
+    })
 }
 
 fn hex4(digits: &[u8]) -> Option<u32> {

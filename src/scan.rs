@@ -12,13 +12,11 @@
 
 use std::borrow::Cow;
 
-use crate::json::{next_special, special_mask};
-
 /// Nesting this deep or deeper is left to serde_json, whose limit is 128.
 const NEAR_LIMIT: usize = 120;
 
 use crate::object::Member;
-use crate::text::AsIs;
+use crate::text::{read_inside, AsIs};
 
 /// The members of `text` if it is a JSON object this scan can vouch for, in order (a repeated
 /// key appears each time); `None` when serde_json should decide.
@@ -79,47 +77,6 @@ pub(crate) fn array(text: &str) -> Option<Vec<&str>> {
     (s.i == s.b.len()).then_some(elements)
 }
 
-/// The escape at `b[i]` (a backslash): checked, and whether it is the one serde_json (and
-/// Python) and Go would write for its character noted; the index after it.
-fn escape(b: &[u8], i: usize, serde: &mut bool, go: &mut bool) -> Option<usize> {
-    match *b.get(i + 1)? {
-        b'"' | b'\\' | b'n' | b'r' | b't' => Some(i + 2),
-        b'b' | b'f' => {
-            *go = false;
-            Some(i + 2)
-        }
-        b'/' => {
-            *serde = false;
-            *go = false;
-            Some(i + 2)
-        }
-        b'u' => {
-            let hex = b.get(i + 2..i + 6)?;
-            let mut n = 0u32;
-            for &d in hex {
-                n = n * 16 + char::from(d).to_digit(16)?;
-            }
-            if (0xD800..=0xDFFF).contains(&n) {
-                // Pairs are rare: serde_json checks them.
-                return None;
-            }
-            // The writers use lower-case hex.
-            let lower = !hex.iter().any(u8::is_ascii_uppercase);
-            let (s, g) = match n {
-                0x08 | 0x0C => (false, true),
-                0x09 | 0x0A | 0x0D => (false, false),
-                0..=0x1F => (true, true),
-                0x3C | 0x3E | 0x26 | 0x2028 | 0x2029 => (false, true),
-                _ => (false, false),
-            };
-            *serde &= s && lower;
-            *go &= g && lower;
-            Some(i + 6)
-        }
-        _ => None,
-    }
-}
-
 struct Scanner<'a> {
     b: &'a [u8],
     i: usize,
@@ -160,67 +117,9 @@ impl Scanner<'_> {
     /// escapes, and which layouts write its inside as it is (see [`AsIs`]). A control
     /// character, a bad escape or a surrogate escape is left to serde_json.
     fn string(&mut self) -> Option<(bool, AsIs)> {
-        let b = self.b;
-        let mut i = self.i;
-        let (mut escaped, mut serde, mut go) = (false, true, true);
-        // Sixteen bytes at a time, each stop in them taken from one mask.
-        'chunks: while i + 16 <= b.len() {
-            let mut m = special_mask(b, i, go);
-            while m != 0 {
-                let at = i + m.trailing_zeros() as usize;
-                let next = match b[at] {
-                    b'"' => {
-                        self.i = at + 1;
-                        return Some((escaped, AsIs::known(serde, go)));
-                    }
-                    b'\\' => {
-                        escaped = true;
-                        escape(b, at, &mut serde, &mut go)?
-                    }
-                    b'<' | b'>' | b'&' => {
-                        go = false;
-                        at + 1
-                    }
-                    0xE2 => {
-                        go &= !matches!(b.get(at + 1..at + 3), Some([0x80, 0xA8 | 0xA9]));
-                        at + 1
-                    }
-                    _ => return None,
-                };
-                if next >= i + 16 {
-                    i = next;
-                    continue 'chunks;
-                }
-                // Past the stop (and an escape's letters): the bits below `next` are done.
-                m &= !0u32 << (next - i);
-            }
-            i += 16;
-        }
-        loop {
-            // The next quote, backslash or control character; and while the inside may still
-            // be Go's, the next character Go escapes.
-            i = next_special(b, i, go);
-            match *b.get(i)? {
-                b'"' => {
-                    self.i = i + 1;
-                    return Some((escaped, AsIs::known(serde, go)));
-                }
-                b'\\' => {
-                    escaped = true;
-                    i = escape(b, i, &mut serde, &mut go)?;
-                }
-                b'<' | b'>' | b'&' => {
-                    go = false;
-                    i += 1;
-                }
-                0xE2 => {
-                    // U+2028 and U+2029 (E2 80 A8/A9); another character led by E2 is fine.
-                    go &= !matches!(b.get(i + 1..i + 3), Some([0x80, 0xA8 | 0xA9]));
-                    i += 1;
-                }
-                _ => return None,
-            }
-        }
+        let inside = read_inside(self.b, self.i)?;
+        self.i = inside.closed?;
+        Some((inside.escaped, inside.as_is))
     }
 
     /// A value; for a string, which layouts write its inside as it is.

@@ -9,10 +9,12 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::ops::ControlFlow;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::json::{escape_byte, next_special, write_str, Layout};
+use crate::json::{escape_byte, next_special, walk_specials, write_str, Layout};
+use crate::object::unescape_one;
 
 /// Which layouts write the inside of a string literal as it is (its escapes are theirs, and
 /// nothing in it is left to escape), when the scan that read it could tell.
@@ -187,51 +189,107 @@ impl Text {
 /// JSON string literal) as `inner` itself: every escape is the one it would write for that
 /// character, and no character it would escape is there unescaped.
 pub fn written_as_is(inner: &str, layout: Layout) -> bool {
-    let go = layout == Layout::Go;
-    let b = inner.as_bytes();
-    let mut i = 0;
-    loop {
-        i = next_special(b, i, go);
-        let Some(&c) = b.get(i) else { return true };
-        match c {
-            b'\\' => {
-                let Some(&e) = b.get(i + 1) else { return false };
-                i += 2;
-                match e {
-                    b'"' | b'\\' | b'n' | b'r' | b't' => {}
-                    b'b' | b'f' if !go => {}
-                    b'u' => {
-                        let Some(hex) = b.get(i..i + 4) else { return false };
-                        i += 4;
-                        // Lowercase hex only, as the writer puts it.
-                        if !hex.iter().all(|h| matches!(h, b'0'..=b'9' | b'a'..=b'f')) {
-                            return false;
-                        }
-                        let n = hex.iter().fold(0u32, |n, &h| n * 16 + char::from(h).to_digit(16).unwrap_or(0));
-                        let ok = match n {
-                            0x08 | 0x0C => go,
-                            0x09 | 0x0A | 0x0D => false,
-                            0..=0x1F => true,
-                            0x3C | 0x3E | 0x26 | 0x2028 | 0x2029 => go,
-                            _ => false,
-                        };
-                        if !ok {
-                            return false;
-                        }
+    match read_inside(inner.as_bytes(), 0) {
+        Some(Inside { closed: None, as_is, .. }) => as_is.in_layout(layout) == Some(true),
+        _ => false,
+    }
+}
+
+/// What [`read_inside`] found.
+pub(crate) struct Inside {
+    /// The index after the closing quote; `None` where the bytes ended first.
+    pub closed: Option<usize>,
+    pub escaped: bool,
+    pub as_is: AsIs,
+}
+
+/// Reads the inside of a string literal from `b[i]`, up to its closing quote or the end of
+/// `b`: checks it (`None` for a control character, a bad escape, or a surrogate escape,
+/// which serde_json is left to decide), and notes whether it has escapes and which layouts
+/// write it as it is: whether each escape is the one serde_json (and Python) and Go would
+/// write for its character, and whether a character Go escapes stands unescaped. The
+/// line scan reads every string with it, and that is how a kept [`Text`] knows its form.
+pub(crate) fn read_inside(b: &[u8], i: usize) -> Option<Inside> {
+    let (mut escaped, mut serde, go) = (false, true, std::cell::Cell::new(true));
+    let closed = walk_specials(
+        b,
+        i,
+        || go.get(),
+        |at| {
+            let next = match b[at] {
+                b'"' => return ControlFlow::Break(Some(at + 1)),
+                b'\\' => {
+                    escaped = true;
+                    let mut g = go.get();
+                    let next = escape(b, at, &mut serde, &mut g);
+                    go.set(g);
+                    match next {
+                        Some(next) => next,
+                        None => return ControlFlow::Break(None),
                     }
-                    _ => return false,
                 }
-            }
-            // Go's specials, unescaped: `<`, `>`, `&`, and U+2028/U+2029 (E2 80 A8/A9); another
-            // character led by E2 is fine.
-            0xE2 => {
-                if matches!(b.get(i + 1..i + 3), Some([0x80, 0xA8 | 0xA9])) {
-                    return false;
+                b'<' | b'>' | b'&' => {
+                    go.set(false);
+                    at + 1
                 }
-                i += 1;
-            }
-            _ => return false,
+                0xE2 => {
+                    // U+2028 and U+2029 (E2 80 A8/A9); another character led by E2 is fine.
+                    if matches!(b.get(at + 1..at + 3), Some([0x80, 0xA8 | 0xA9])) {
+                        go.set(false);
+                    }
+                    at + 1
+                }
+                _ => return ControlFlow::Break(None),
+            };
+            ControlFlow::Continue(next)
+        },
+    );
+    let closed = match closed {
+        Some(Some(end)) => Some(end),
+        Some(None) => return None,
+        None => None,
+    };
+    Some(Inside { closed, escaped, as_is: AsIs::known(serde, go.get()) })
+}
+
+/// The escape at `b[i]` (a backslash): checked, and whether it is the one serde_json (and
+/// Python) and Go would write for its character noted; the index after it.
+fn escape(b: &[u8], i: usize, serde: &mut bool, go: &mut bool) -> Option<usize> {
+    match *b.get(i + 1)? {
+        b'"' | b'\\' | b'n' | b'r' | b't' => Some(i + 2),
+        b'b' | b'f' => {
+            *go = false;
+            Some(i + 2)
         }
+        b'/' => {
+            *serde = false;
+            *go = false;
+            Some(i + 2)
+        }
+        b'u' => {
+            let hex = b.get(i + 2..i + 6)?;
+            let mut n = 0u32;
+            for &d in hex {
+                n = n * 16 + char::from(d).to_digit(16)?;
+            }
+            if (0xD800..=0xDFFF).contains(&n) {
+                // Pairs are rare: serde_json checks them.
+                return None;
+            }
+            // The writers use lower-case hex.
+            let lower = !hex.iter().any(u8::is_ascii_uppercase);
+            let (s, g) = match n {
+                0x08 | 0x0C => (false, true),
+                0x09 | 0x0A | 0x0D => (false, false),
+                0..=0x1F => (true, true),
+                0x3C | 0x3E | 0x26 | 0x2028 | 0x2029 => (false, true),
+                _ => (false, false),
+            };
+            *serde &= s && lower;
+            *go &= g && lower;
+            Some(i + 6)
+        }
+        _ => None,
     }
 }
 
@@ -257,63 +315,36 @@ fn transcode(out: &mut Vec<u8>, inner: &str, layout: Layout) -> bool {
     let b = inner.as_bytes();
     out.reserve(b.len() + 2);
     out.push(b'"');
-    let (mut start, mut i) = (0, 0);
-    loop {
-        i = next_special(b, i, go);
-        if i >= b.len() {
-            break;
-        }
-        out.extend_from_slice(&b[start..i]);
-        if b[i] != b'\\' {
-            // A character Go escapes, as it is in the literal.
-            (i, start) = escape_byte(out, b, i, go);
-            continue;
-        }
-        let hex = |at: usize| -> Option<u32> {
-            let h = b.get(at..at + 4)?;
-            h.iter().try_fold(0, |n, &d| Some(n * 16 + char::from(d).to_digit(16)?))
-        };
-        let (c, len) = match b.get(i + 1) {
-            Some(b'"') => ('"', 2),
-            Some(b'\\') => ('\\', 2),
-            Some(b'/') => ('/', 2),
-            Some(b'b') => ('\u{8}', 2),
-            Some(b'f') => ('\u{c}', 2),
-            Some(b'n') => ('\n', 2),
-            Some(b'r') => ('\r', 2),
-            Some(b't') => ('\t', 2),
-            Some(b'u') => {
-                let Some(hi) = hex(i + 2) else { return false };
-                match hi {
-                    0xD800..=0xDBFF => {
-                        let lo = match (b.get(i + 6..i + 8), hex(i + 8)) {
-                            (Some(b"\\u"), Some(lo @ 0xDC00..=0xDFFF)) => lo,
-                            _ => return false,
-                        };
-                        match char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)) {
-                            Some(c) => (c, 12),
-                            None => return false,
-                        }
-                    }
-                    _ => match char::from_u32(hi) {
-                        Some(c) => (c, 6),
-                        None => return false,
-                    },
-                }
+    // Where the bytes not yet copied begin.
+    let mut start = 0;
+    let lone = walk_specials(
+        b,
+        0,
+        || go,
+        |at| {
+            out.extend_from_slice(&b[start..at]);
+            if b[at] != b'\\' {
+                // A character Go escapes, as it is in the literal.
+                let (next, from) = escape_byte(out, b, at, go);
+                start = from;
+                return ControlFlow::Continue(next);
             }
-            _ => return false,
-        };
-        // The character as the writer puts it: escaped if it is special, else its UTF-8.
-        let mut buf = [0u8; 4];
-        let one = c.encode_utf8(&mut buf).as_bytes();
-        if next_special(one, 0, go) == 0 {
-            let (_, from) = escape_byte(out, one, 0, go);
-            out.extend_from_slice(&one[from..]);
-        } else {
-            out.extend_from_slice(one);
-        }
-        i += len;
-        start = i;
+            let Some((c, len)) = unescape_one(b, at) else { return ControlFlow::Break(()) };
+            // The character as the writer puts it: escaped if it is special, else its UTF-8.
+            let mut buf = [0u8; 4];
+            let one = c.encode_utf8(&mut buf).as_bytes();
+            if next_special(one, 0, go) == 0 {
+                let (_, from) = escape_byte(out, one, 0, go);
+                out.extend_from_slice(&one[from..]);
+            } else {
+                out.extend_from_slice(one);
+            }
+            start = at + len;
+            ControlFlow::Continue(start)
+        },
+    );
+    if lone.is_some() {
+        return false;
     }
     out.extend_from_slice(&b[start..]);
     out.push(b'"');
@@ -485,6 +516,8 @@ pub(crate) mod tests {
             prop_assert_eq!(text.as_str(), s.as_str());
             for layout in LAYOUTS {
                 prop_assert_eq!(as_is.in_layout(layout), Some(written_as_is(inner(&literal), layout)), "{} {:?}", literal, layout);
+                // And what it means: the writer makes exactly this of the characters.
+                prop_assert_eq!(as_is.in_layout(layout), Some(written(&s, layout) == literal), "{} {:?}", literal, layout);
             }
         }
 

@@ -402,15 +402,7 @@ impl<'a> Object<'a> {
     /// Takes member `key` as [`Object::take_str`] does, but a string keeps the escapes it was
     /// read with: a [`Text`], written back with one copy where the target escapes alike.
     pub fn take_kept(&mut self, key: &str) -> Option<Text> {
-        let i = self.position(key)?;
-        if let Member::Raw(r, as_is) = &self.members[i].1 {
-            if let Some(inner) = r.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
-                let text = Text::from_json_inner_known(inner, *as_is);
-                self.members.remove(i);
-                return Some(text);
-            }
-        }
-        self.take_str(key).map(Text::from)
+        self.take_kept_str(key).or_else(|| self.take_str(key).map(Text::from))
     }
 
     /// Takes member `key` if it is a string, kept as read; anything else stays.

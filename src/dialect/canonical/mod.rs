@@ -80,6 +80,7 @@ impl Decode for Decoder {
             _ => None,
         };
         if kept.is_some() && kind == "tool_output" {
+            // `text` is a required field of the event: a stand-in until the kept one goes in.
             m.insert("text", Value::String(String::new()));
         }
         m.insert("type", Value::String(kind.to_string()));

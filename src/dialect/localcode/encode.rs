@@ -38,8 +38,8 @@ impl Encoder {
         head
     }
 
-    /// [`Encoder::fit`] for a field that may be kept as read: a text no longer in bytes than
-    /// the limit is in characters is written as it is.
+    /// [`Encoder::fit`] for a field that may be a text kept as read: cut on its kept form
+    /// ([`crate::text::Text::cut`]), and written as it is when within the limit.
     fn fit_field<'a>(&self, kind: &str, field: &str, text: Field<'a>, sink: &mut Sink<'_>) -> Field<'a> {
         match text {
             Field::Text(t) => match t.cut(self.limit(kind, field)) {

@@ -149,6 +149,33 @@ pub fn write_str(out: &mut Vec<u8>, s: &str, layout: Layout) {
     out.push(b'"');
 }
 
+/// Two masks over the sixteen bytes of `bytes` at `i`: the backslashes, and the continuation
+/// bytes of UTF-8 (`10xxxxxx`, which start no character).
+pub(crate) fn char_masks(bytes: &[u8], i: usize) -> (u32, u32) {
+    let chunk = &bytes[i..i + 16];
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is in the x86-64 baseline; the load reads the sixteen bytes of `chunk`.
+        unsafe {
+            let x = _mm_loadu_si128(chunk.as_ptr().cast());
+            let backslash = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'\\' as i8));
+            // 0x80..=0xBF are the signed bytes below -64.
+            let continuation = _mm_cmplt_epi8(x, _mm_set1_epi8(-64));
+            (_mm_movemask_epi8(backslash) as u32, _mm_movemask_epi8(continuation) as u32)
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let (mut backslash, mut continuation) = (0, 0);
+        for (k, &b) in chunk.iter().enumerate() {
+            backslash |= u32::from(b == b'\\') << k;
+            continuation |= u32::from(b & 0xC0 == 0x80) << k;
+        }
+        (backslash, continuation)
+    }
+}
+
 /// Walks `bytes` from `i` to each byte [`next_special`] stops at, sixteen bytes at a time,
 /// each stop in them taken from one [`special_mask`] (escaped text has one every few bytes;
 /// the last few bytes are looked at through a copy). `stop(at)` handles the byte at `at` and
@@ -702,17 +729,10 @@ pub fn cut_chars(s: &str, max: usize) -> (&str, bool) {
         // No more bytes than the limit: no more characters either.
         return (s, false);
     }
-    // The byte where character `max` starts: count the bytes that start a character.
-    let mut seen = 0;
-    for (at, &b) in s.as_bytes().iter().enumerate() {
-        if b & 0xC0 != 0x80 {
-            if seen == max {
-                return (&s[..at], true);
-            }
-            seen += 1;
-        }
+    match crate::text::char_start(s.as_bytes(), max, false) {
+        Ok(at) => (&s[..at], true),
+        Err(_) => (s, false),
     }
-    (s, false)
 }
 
 /// Splits `s` into pieces of at most `max` characters each, on character boundaries. An
@@ -836,6 +856,15 @@ mod tests {
                 None => (s.as_str(), false),
             };
             prop_assert_eq!(cut_chars(&s, max), want);
+        }
+
+        #[test]
+        fn char_start_finds_the_nth_character_eight_bytes_at_a_time(s in "[a-zé€🙂\u{301}]{0,90}", n in 0usize..100) {
+            let want = match s.char_indices().nth(n) {
+                Some((at, _)) => Ok(at),
+                None => Err(s.chars().count()),
+            };
+            prop_assert_eq!(crate::text::char_start(s.as_bytes(), n, false), want);
         }
 
         #[test]

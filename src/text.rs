@@ -13,7 +13,7 @@ use std::ops::ControlFlow;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::json::{escape_byte, next_special, walk_specials, write_str, Layout};
+use crate::json::{char_masks, escape_byte, next_special, walk_specials, write_str, Layout};
 use crate::object::unescape_one;
 
 /// Which layouts write the inside of a string literal as it is (its escapes are theirs, and
@@ -123,30 +123,7 @@ impl Text {
             // No more bytes than that: no more characters either.
             return None;
         }
-        let b = self.s.as_bytes();
-        let lead = |c: &u8| c & 0xC0 != 0x80;
-        let (mut chars, mut i) = (0, 0);
-        loop {
-            // The characters up to the next escape, counted a run at a time.
-            // (`i` stays within the text: a kept text's escapes are whole, checked when read.)
-            let rest = b.get(i..).unwrap_or_default();
-            let end = if self.escaped { memchr::memchr(b'\\', rest).map_or(b.len(), |j| i + j) } else { b.len() };
-            let run = b.get(i..end).unwrap_or_default();
-            let n = run.iter().filter(|c| lead(c)).count();
-            if chars + n > max {
-                let k = run.iter().enumerate().filter(|(_, c)| lead(c)).nth(max - chars).map_or(run.len(), |(k, _)| k);
-                return Some(self.head(i + k));
-            }
-            chars += n;
-            if end == b.len() {
-                return None;
-            }
-            if chars == max {
-                return Some(self.head(end));
-            }
-            chars += 1;
-            i = end + escape_len(b, end);
-        }
+        char_start(self.s.as_bytes(), max, self.escaped).ok().map(|at| self.head(at))
     }
 
     /// The first `at` bytes of the kept form (`at` a character's start, outside escapes).
@@ -294,6 +271,55 @@ fn escape(b: &[u8], i: usize, serde: &mut bool, go: &mut bool) -> Option<usize> 
 }
 
 /// The length of the escape at `b[at]` (a backslash): a surrogate pair's two as one.
+/// Where character `n` (counted from 0) of `b` starts, or `Err` with how many characters `b`
+/// has when it has no more than `n`. With `escapes`, `b` is the inside of a JSON string
+/// literal and an escape (a surrogate pair of them) is one character. Sixteen bytes at a time:
+/// a byte starts a character unless it is a UTF-8 continuation byte.
+pub fn char_start(b: &[u8], n: usize, escapes: bool) -> Result<usize, usize> {
+    let (mut chars, mut i) = (0, 0);
+    while i < b.len() {
+        let (backslashes, continuations, len) = match b.get(i..i + 16) {
+            Some(_) => {
+                let (bs, cont) = char_masks(b, i);
+                (bs, cont, 16)
+            }
+            None => {
+                // Fewer than sixteen left: a copy padded with a plain character.
+                let rest = &b[i..];
+                let mut padded = [b'a'; 16];
+                padded[..rest.len()].copy_from_slice(rest);
+                let (bs, cont) = char_masks(&padded, 0);
+                (bs, cont, rest.len())
+            }
+        };
+        let within = (1u32 << len) - 1;
+        let backslashes = if escapes { backslashes & within } else { 0 };
+        // The bytes before the first escape of the sixteen (all of them, if none).
+        let upto = if backslashes == 0 { len } else { backslashes.trailing_zeros() as usize };
+        let mut starts = !continuations & ((1u32 << upto) - 1);
+        let count = starts.count_ones() as usize;
+        if chars + count > n {
+            for _ in 0..n - chars {
+                starts &= starts - 1;
+            }
+            return Ok(i + starts.trailing_zeros() as usize);
+        }
+        chars += count;
+        if upto == len {
+            i += len;
+            continue;
+        }
+        // An escape at `i + upto`: one character. (A kept text's escapes are whole, checked
+        // when it was read; a cut literal's last one is taken as it is.)
+        if chars == n {
+            return Ok(i + upto);
+        }
+        chars += 1;
+        i += upto + escape_len(b, i + upto);
+    }
+    Err(chars)
+}
+
 fn escape_len(b: &[u8], at: usize) -> usize {
     if b.get(at + 1) != Some(&b'u') {
         return 2;
@@ -522,7 +548,7 @@ pub(crate) mod tests {
         }
 
         #[test]
-        fn a_kept_text_is_cut_as_its_characters_are(s in "[a-z\"\\/\n\u{1}é€🙂\u{2028}]{0,40}", ascii in any::<bool>(), from in 0..4usize, max in 0usize..45) {
+        fn a_kept_text_is_cut_as_its_characters_are(s in "[a-z\"\\\\/\n\u{1}é€🙂\u{2028}]{0,60}", ascii in any::<bool>(), from in 0..4usize, max in 0usize..65) {
             let literal = if ascii { ascii_literal(&s) } else { written(&s, LAYOUTS[from]) };
             let (head, cut) = crate::json::cut_chars(&s, max);
             for text in [Text::from_json_inner(inner(&literal)), Text::from(s.clone())] {

@@ -98,8 +98,13 @@ impl Calls {
     }
 }
 
-fn emit(sink: &mut Sink<'_>, kind: &str, fields: Vec<(&str, Value)>, extra: Option<&Fields>) {
-    emit_with_text(sink, kind, fields, &[], extra);
+fn emit(sink: &mut Sink<'_>, kind: &str, fields: Vec<(&str, Field<'_>)>, extra: Option<&Fields>) {
+    let all = std::iter::once(("schema_version", Field::Owned(Value::from(SCHEMA_VERSION)))).chain(fields);
+    build_line(Dialect::Loom.contract(), kind, all, extra).write(sink.out, Layout::Sorted);
+}
+
+fn owned(fields: Vec<(&str, Value)>) -> Vec<(&str, Field<'static>)> {
+    fields.into_iter().map(|(k, v)| (k, Field::Owned(v))).collect()
 }
 
 /// [`emit`], with members whose values are JSON text already written.
@@ -110,10 +115,9 @@ fn emit_with_text(
     text: &[(&str, &str)],
     extra: Option<&Fields>,
 ) {
-    let all = std::iter::once(("schema_version", Field::Owned(Value::from(SCHEMA_VERSION))))
-        .chain(fields.into_iter().map(|(k, v)| (k, Field::Owned(v))))
-        .chain(text.iter().map(|&(k, t)| (k, Field::Json(t))));
-    build_line(Dialect::Loom.contract(), kind, all, extra).write(sink.out, Layout::Sorted);
+    let mut all = owned(fields);
+    all.extend(text.iter().map(|&(k, t)| (k, Field::Json(t))));
+    emit(sink, kind, all, extra);
 }
 
 /// Writes a Session line: its fields, and its tool calls as JSON text made straight from the
@@ -156,9 +160,9 @@ fn opt<T: Into<Value>>(fields: &mut Vec<(&'static str, Value)>, key: &'static st
     }
 }
 
-fn turn_number(id: &Option<String>) -> Option<Value> {
+fn turn_number(id: &Option<String>) -> Option<Field<'_>> {
     let id = id.as_ref()?;
-    Some(id.parse::<u64>().map_or_else(|_| Value::String(id.clone()), Value::from))
+    Some(id.parse::<u64>().map_or(Field::Str(id), |n| Field::Owned(Value::from(n))))
 }
 
 /// The Session line's token fields.
@@ -295,7 +299,7 @@ impl Encode for Encoder {
                 emit_session(sink, s, calls, extra)
             }
             Event::Approval { actions } => {
-                emit(sink, "Approval", vec![("actions", Value::from(actions.clone()))], extra);
+                emit(sink, "Approval", vec![("actions", Field::Owned(Value::from(actions.clone())))], extra);
                 self.approval_written = true;
             }
             Event::Terminal(t) => {
@@ -305,41 +309,59 @@ impl Encode for Encoder {
                 }
                 if t.outcome == Outcome::PermissionDenied && !self.approval_written {
                     sink.report.synthesized("Approval");
-                    emit(sink, "Approval", vec![("actions", Value::from(self.run.denied.clone()))], None);
+                    emit(sink, "Approval", vec![("actions", Field::Owned(Value::from(self.run.denied.clone())))], None);
                 }
-                emit(sink, "Terminal", self.terminal_fields(t), extra);
+                emit(sink, "Terminal", owned(self.terminal_fields(t)), extra);
             }
             Event::Extension { line } if own => {
                 write_line(sink.out, line, Layout::Sorted);
                 return Fate::PassedThrough;
             }
             Event::Diagnostics { kind, data } if own && kind == "route" => {
-                emit(sink, "Route", data.iter().map(|(k, v)| (k.as_str(), v.clone())).collect(), extra);
+                emit(sink, "Route", data.iter().map(|(k, v)| (k.as_str(), Field::Value(v))).collect(), extra);
             }
             Event::RoundEnd { id, stop } if own => {
-                let mut f = Vec::new();
-                opt(&mut f, "turn", turn_number(id));
-                opt(&mut f, "turn_stop", stop.clone());
+                let mut f = Vec::with_capacity(2);
+                if let Some(turn) = turn_number(id) {
+                    f.push(("turn", turn));
+                }
+                if let Some(stop) = stop {
+                    f.push(("turn_stop", Field::Str(stop)));
+                }
                 emit(sink, "Turn", f, extra);
             }
             Event::ToolCall(c) if own => {
+                let arguments = match &c.arguments.text {
+                    Some(t) => Field::Str(t),
+                    None => Field::Owned(Value::String(c.arguments.to_text())),
+                };
                 let f = vec![
-                    ("call_id", Value::String(c.id.clone().unwrap_or_default())),
-                    ("name", Value::String(c.name.clone())),
-                    ("arguments", Value::String(c.arguments.to_text())),
+                    ("call_id", Field::Str(c.id.as_deref().unwrap_or_default())),
+                    ("name", Field::Str(&c.name)),
+                    ("arguments", arguments),
                 ];
                 emit(sink, "ToolCall", f, extra);
             }
             Event::Usage(u) if own => {
-                let mut f = Vec::new();
-                opt(&mut f, "turn", turn_number(&u.of));
-                opt(&mut f, "model", u.model.clone());
-                opt(&mut f, "input_tokens", u.tokens.input);
-                opt(&mut f, "output_tokens", u.tokens.output);
-                opt(&mut f, "cached_input_tokens", u.tokens.cache_read);
-                opt(&mut f, "cache_creation_input_tokens", u.tokens.cache_write);
-                opt(&mut f, "reasoning_output_tokens", u.tokens.reasoning);
-                f.push(("final_usage", Value::Bool(u.final_)));
+                let mut f = Vec::with_capacity(8);
+                if let Some(turn) = turn_number(&u.of) {
+                    f.push(("turn", turn));
+                }
+                if let Some(model) = &u.model {
+                    f.push(("model", Field::Str(model)));
+                }
+                for (key, n) in [
+                    ("input_tokens", u.tokens.input),
+                    ("output_tokens", u.tokens.output),
+                    ("cached_input_tokens", u.tokens.cache_read),
+                    ("cache_creation_input_tokens", u.tokens.cache_write),
+                    ("reasoning_output_tokens", u.tokens.reasoning),
+                ] {
+                    if let Some(n) = n {
+                        f.push((key, Field::Owned(Value::from(n))));
+                    }
+                }
+                f.push(("final_usage", Field::Owned(Value::Bool(u.final_))));
                 emit(sink, "Usage", f, extra);
             }
             // A run from another dialect is gathered into its Session line.

@@ -149,6 +149,28 @@ pub fn write_str(out: &mut Vec<u8>, s: &str, layout: Layout) {
     out.push(b'"');
 }
 
+/// `rest` (fewer than sixteen bytes) padded to sixteen with `a`, copied in a few fixed-size
+/// moves (a copy of any length is a call to memcpy, which costs more than the rest of a short
+/// string's writing).
+#[inline]
+pub(crate) fn padded16(rest: &[u8]) -> [u8; 16] {
+    let mut p = [b'a'; 16];
+    let n = rest.len().min(16);
+    if n >= 8 {
+        p[..8].copy_from_slice(&rest[..8]);
+        p[n - 8..n].copy_from_slice(&rest[n - 8..n]);
+    } else if n >= 4 {
+        p[..4].copy_from_slice(&rest[..4]);
+        p[n - 4..n].copy_from_slice(&rest[n - 4..n]);
+    } else if n > 0 {
+        // One to three bytes: the first, the middle and the last cover them.
+        p[0] = rest[0];
+        p[n / 2] = rest[n / 2];
+        p[n - 1] = rest[n - 1];
+    }
+    p
+}
+
 /// Two masks over the sixteen bytes of `bytes` at `i`: the backslashes, and the continuation
 /// bytes of UTF-8 (`10xxxxxx`, which start no character).
 pub(crate) fn char_masks(bytes: &[u8], i: usize) -> (u32, u32) {
@@ -194,9 +216,7 @@ pub(crate) fn walk_specials<B>(
             None => {
                 // Fewer than sixteen left: a copy padded with a byte that is never a stop.
                 let rest = &bytes[i..];
-                let mut padded = [b'a'; 16];
-                padded[..rest.len()].copy_from_slice(rest);
-                special_mask(&padded, 0, go()) & ((1u32 << rest.len()) - 1)
+                special_mask(&padded16(rest), 0, go()) & ((1u32 << rest.len()) - 1)
             }
         };
         while m != 0 {
@@ -360,13 +380,19 @@ impl From<Value> for Field<'_> {
 /// order, or sorted by key (and nested objects too) for the sorted layouts.
 pub fn write_fields(out: &mut Vec<u8>, pairs: &[(&str, Field<'_>)], layout: Layout) {
     if sorted(layout) && pairs.len() <= 32 {
-        // The order as indices on the stack: a line has a handful of members.
+        // The order as indices on the stack: a line has a handful of members. Keys compare
+        // by their first eight bytes as a number first (most differ there), then whole.
         let mut order = [0u8; 32];
+        let mut heads = [0u64; 32];
         let order = &mut order[..pairs.len()];
         for (i, o) in order.iter_mut().enumerate() {
             *o = i as u8;
+            heads[i] = head8(pairs[i].0.as_bytes());
         }
-        order.sort_unstable_by_key(|&i| pairs[usize::from(i)].0);
+        order.sort_unstable_by(|&a, &b| {
+            let (a, b) = (usize::from(a), usize::from(b));
+            heads[a].cmp(&heads[b]).then_with(|| pairs[a].0.cmp(pairs[b].0))
+        });
         let members = order.iter().map(|&i| (pairs[usize::from(i)].0, &pairs[usize::from(i)].1));
         write_members(out, members, layout, |out, v, layout| v.write(out, layout));
     } else if sorted(layout) {
@@ -377,6 +403,20 @@ pub fn write_fields(out: &mut Vec<u8>, pairs: &[(&str, Field<'_>)], layout: Layo
         write_members(out, pairs.iter().map(|(k, v)| (*k, v)), layout, |out, v, layout| v.write(out, layout));
     }
     out.push(b'\n');
+}
+
+/// The first eight bytes of `key` (zeros after its end) as a big-endian number: two keys
+/// whose numbers differ are in that order as strings too.
+fn head8(key: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = key.len().min(8);
+    if n >= 4 {
+        b[..4].copy_from_slice(&key[..4]);
+        b[n - 4..n].copy_from_slice(&key[n - 4..n]);
+    } else {
+        b[..n].copy_from_slice(&key[..n]);
+    }
+    u64::from_be_bytes(b)
 }
 
 /// `value` as compact JSON text: what its `Display` gives, without the formatting machinery.
@@ -865,6 +905,27 @@ mod tests {
                 None => Err(s.chars().count()),
             };
             prop_assert_eq!(crate::text::char_start(s.as_bytes(), n, false), want);
+        }
+
+        #[test]
+        fn fields_are_written_in_key_order(keys in proptest::collection::btree_set("[ab\u{0}é]{0,10}", 0..32), layout in 0..2usize) {
+            // Keys sharing their first bytes, shorter than eight and longer, with NULs: the
+            // sort compares eight-byte heads before whole keys.
+            let layout = [Layout::Sorted, Layout::Go][layout];
+            let pairs: Vec<(&str, Field<'_>)> =
+                keys.iter().rev().enumerate().map(|(i, k)| (k.as_str(), Field::Owned(Value::from(i)))).collect();
+            let mut out = Vec::new();
+            write_fields(&mut out, &pairs, layout);
+            let want: serde_json::Map<String, Value> =
+                keys.iter().rev().enumerate().map(|(i, k)| (k.clone(), Value::from(i))).collect();
+            prop_assert_eq!(String::from_utf8(out).unwrap(), serde_json::to_string(&key_ordered(&Value::Object(want))).unwrap() + "\n");
+        }
+
+        #[test]
+        fn short_strings_are_padded_whole(s in proptest::collection::vec(1u8..=255, 0..16)) {
+            let p = padded16(&s);
+            prop_assert_eq!(&p[..s.len()], &s[..]);
+            prop_assert!(p[s.len()..].iter().all(|&b| b == b'a'));
         }
 
         #[test]

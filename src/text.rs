@@ -13,7 +13,7 @@ use std::ops::ControlFlow;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::json::{char_masks, escape_byte, next_special, walk_specials, write_str, Layout};
+use crate::json::{char_masks, escape_byte, next_special, padded16, walk_specials, write_str, Layout};
 use crate::object::unescape_one;
 
 /// Which layouts write the inside of a string literal as it is (its escapes are theirs, and
@@ -286,9 +286,7 @@ pub fn char_start(b: &[u8], n: usize, escapes: bool) -> Result<usize, usize> {
             None => {
                 // Fewer than sixteen left: a copy padded with a plain character.
                 let rest = &b[i..];
-                let mut padded = [b'a'; 16];
-                padded[..rest.len()].copy_from_slice(rest);
-                let (bs, cont) = char_masks(&padded, 0);
+                let (bs, cont) = char_masks(&padded16(rest), 0);
                 (bs, cont, rest.len())
             }
         };

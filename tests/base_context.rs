@@ -191,3 +191,30 @@ fn members_read_from_their_text_give_what_the_trees_gave() {
     let adal = common::translate(READ_WITHOUT_TREES.as_bytes(), Dialect::BaseContext, Dialect::Adal);
     assert!(adal.contains(r#""output":"aé\n<b>\"c\"""#), "{adal}");
 }
+
+#[test]
+fn agent_end_lists_the_loops_messages_in_the_order_they_ended() {
+    // The spec's agent_end holds the messages new in the run, [user, assistant, toolResult…,
+    // assistant, …]: the messages of the loop's message_end lines, in their order. A round whose
+    // usage comes after its tools holds its message_end back; its tool results still follow it.
+    let mut loops = 0;
+    for case in common::cases() {
+        for deltas in [false, true] {
+            let out = encode(&case.input, case.dialect, deltas);
+            let mut ended: Vec<&Value> = Vec::new();
+            for line in &out {
+                match line["type"].as_str() {
+                    Some("agent_start") => ended.clear(),
+                    Some("message_end") => ended.push(&line["message"]),
+                    Some("agent_end") if line.get("messages").is_some() => {
+                        let listed: Vec<&Value> = line["messages"].as_array().unwrap().iter().collect();
+                        assert_eq!(listed, ended, "{} (deltas {deltas})", case.path.display());
+                        loops += 1;
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    assert!(loops > 40, "only {loops} agent loops seen");
+}

@@ -44,6 +44,9 @@ pub struct Encoder {
     /// them): as the compact JSON text of the list's elements, a tenth of what the values
     /// would take.
     loop_messages: Vec<u8>,
+    /// Messages (tool results) made while the assistant message waits for its usage, as
+    /// `loop_messages` holds them: they follow that message in the loop's list.
+    held_messages: Vec<u8>,
     /// The loop's last assistant message, which a round's `turn_end` repeats.
     last_assistant: Option<Value>,
     messages: u64,
@@ -72,6 +75,7 @@ impl Encoder {
             held: Vec::new(),
             round_results: Vec::new(),
             loop_messages: Vec::new(),
+            held_messages: Vec::new(),
             last_assistant: None,
             messages: 0,
             calls: HashMap::new(),
@@ -381,6 +385,11 @@ impl Encoder {
         let id = self.deltas.then_some(m.id);
         let text = self.keep(&message);
         write_message_line(sink.out, "message_end", id, &self.loop_messages[text]);
+        let later = std::mem::take(&mut self.held_messages);
+        if !later.is_empty() {
+            self.loop_messages.push(b',');
+            self.loop_messages.extend_from_slice(&later);
+        }
         self.last_assistant = Some(message);
         let held = std::mem::take(&mut self.held);
         sink.out.extend_from_slice(&held);
@@ -487,6 +496,22 @@ impl Encoder {
     /// A message that is not streamed (user, toolResult, custom): its start and end, and a place
     /// in the loop's messages.
     fn whole_message(&mut self, sink: &mut Sink<'_>, message: Value) {
+        if self.msg.as_ref().is_some_and(|m| m.state == State::Ended) {
+            // Its lines are held with the rest until the assistant message ends; its place in
+            // the loop's list is after that message too.
+            let mut text = std::mem::take(&mut self.scratch);
+            text.clear();
+            write_value(&mut text, &message, Layout::Compact);
+            for kind in ["message_start", "message_end"] {
+                write_message_line(&mut self.held, kind, None, &text);
+            }
+            if !self.held_messages.is_empty() {
+                self.held_messages.push(b',');
+            }
+            self.held_messages.extend_from_slice(&text);
+            self.scratch = text;
+            return;
+        }
         let text = self.keep(&message);
         // The message's text is written once, into the loop's list, and copied into its lines.
         let kept = std::mem::take(&mut self.loop_messages);

@@ -53,6 +53,12 @@ impl Default for Encoder {
     }
 }
 
+/// A step of a tool call: its `tool_*` kind, and its `command_*` twin's for bash.
+type Step = (&'static str, &'static str);
+const OUTPUT_DELTA: Step = ("tool_output_delta", "command_output_delta");
+const COMPLETED: Step = ("tool_completed", "command_completed");
+const REMOVED: Step = ("tool_removed", "command_removed");
+
 /// Which ids a line carries.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Ids {
@@ -189,7 +195,7 @@ impl Encoder {
     fn tool(
         &self,
         sink: &mut Sink<'_>,
-        step: &str,
+        step: Step,
         item: &str,
         fields: Vec<(&str, Field<'_>)>,
         extra: Option<&Fields>,
@@ -198,40 +204,32 @@ impl Encoder {
         all.push(("item_id", Field::Str(item)));
         all.extend(fields);
         let twin = self.bash.contains(item).then(|| all.clone());
-        self.emit(sink, &format!("tool_{step}"), all, Ids::Turn, extra);
+        self.emit(sink, step.0, all, Ids::Turn, extra);
         if let Some(all) = twin {
-            self.emit(sink, &format!("command_{step}"), all, Ids::Turn, None);
+            self.emit(sink, step.1, all, Ids::Turn, None);
         }
     }
 
     fn start_call(&mut self, sink: &mut Sink<'_>, item: &str, name: &str, args: &Arguments, extra: Option<&Fields>) {
-        let mut fields = vec![("name", s(name)), ("arguments", s(json_text(args, extra.is_some())))];
-        if name == "bash" {
+        let bash = name == "bash";
+        let text = json_text(args, extra.is_some());
+        // The command family adds the command and process id when the arguments hold them.
+        let value = if bash { args.to_value() } else { None };
+        let mut fields =
+            vec![("item_id", Field::Str(item)), ("name", Field::Str(name)), ("arguments", Field::Str(&text))];
+        if bash {
             self.bash.insert(item.to_string());
         }
-        self.emit(
-            sink,
-            "tool_started",
-            {
-                let mut f = vec![("item_id", s(item))];
-                f.extend(fields.iter().cloned());
-                f
-            },
-            Ids::Turn,
-            extra,
-        );
-        if name == "bash" {
-            // The command family adds the command and process id when the arguments hold them.
-            if let Some(Value::Object(o)) = args.to_value() {
+        self.emit(sink, "tool_started", fields.clone(), Ids::Turn, extra);
+        if bash {
+            if let Some(Value::Object(o)) = &value {
                 for key in ["command", "process_id"] {
                     if let Some(v) = o.get(key) {
-                        fields.push((key, Field::Owned(v.clone())));
+                        fields.push((key, Field::Value(v)));
                     }
                 }
             }
-            let mut f = vec![("item_id", s(item))];
-            f.extend(fields);
-            self.emit(sink, "command_started", f, Ids::Turn, None);
+            self.emit(sink, "command_started", fields, Ids::Turn, None);
         }
     }
 
@@ -244,7 +242,8 @@ impl Encoder {
         error: &str,
         extra: Option<&Fields>,
     ) {
-        self.tool(sink, "completed", item, vec![("name", s(name)), ("status", s(status)), ("error", s(error))], extra);
+        let fields = vec![("name", Field::Str(name)), ("status", Field::Str(status)), ("error", Field::Str(error))];
+        self.tool(sink, COMPLETED, item, fields, extra);
         self.streamed.remove(item);
         self.bash.remove(item);
     }
@@ -331,11 +330,11 @@ impl Encode for Encoder {
                     let whole = text.as_str();
                     self.streamed.insert(id.clone(), whole.len());
                     let delta = whole.get(sent..).unwrap_or("");
-                    self.tool(sink, "output_delta", id, vec![("delta", Field::Str(delta))], extra);
+                    self.tool(sink, OUTPUT_DELTA, id, vec![("delta", Field::Str(delta))], extra);
                 } else {
                     // Pieces: only whether any went out matters, and the count stays a count.
                     self.streamed.insert(id.clone(), sent + text.as_read_len());
-                    self.tool(sink, "output_delta", id, vec![("delta", Field::Text(text))], extra);
+                    self.tool(sink, OUTPUT_DELTA, id, vec![("delta", Field::Text(text))], extra);
                 }
             }
             Event::ToolResult(r) => {
@@ -351,7 +350,7 @@ impl Encode for Encoder {
                     // wuu delivers output as deltas only; a result that carries its output
                     // sends it as one delta before the completion.
                     if let Some(output) = r.output.as_ref().filter(|o| !o.is_empty()) {
-                        self.tool(sink, "output_delta", &id, vec![("delta", Field::Text(output))], None);
+                        self.tool(sink, OUTPUT_DELTA, &id, vec![("delta", Field::Text(output))], None);
                     }
                 }
                 let status = match r.status {
@@ -363,7 +362,7 @@ impl Encode for Encoder {
             }
             Event::ToolWithdrawn { id: Some(id) } => {
                 self.ensure_turn(ctx, sink);
-                self.tool(sink, "removed", id, vec![], extra);
+                self.tool(sink, REMOVED, id, vec![], extra);
                 self.streamed.remove(id);
                 self.bash.remove(id);
             }

@@ -303,6 +303,11 @@ impl<'a> Object<'a> {
         self.position(key).is_some()
     }
 
+    /// Its members in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Member<'a>)> {
+        self.members.iter().map(|(k, v)| (k.as_ref(), v))
+    }
+
     pub fn get(&self, key: &str) -> Option<&Member<'a>> {
         self.members.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }

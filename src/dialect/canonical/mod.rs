@@ -9,13 +9,15 @@
 //! it whole.
 //! The last line is `terminal`, with the run's outcome and totals.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 use crate::dialect::{take_type, Decode, Decoded, Dialect, Encode, LineError, Record, Sink, Sniff};
-use crate::event::{Event, Fields};
+use crate::event::{Arguments, Event, Fields, Text, Tokens, ToolCall, ToolResult, Usage};
 use crate::json::{write_line, write_serialize, Layout};
 use crate::normalize::Context;
-use crate::object::Object;
+use crate::object::{Member, Object};
 use crate::report::Fate;
 
 /// The format version written, and the only one read.
@@ -74,29 +76,179 @@ impl Decode for Decoder {
         }
         // A tool's output, most of the bytes, is kept as read (the contract has checked it is
         // a string); the rest goes straight from the members' text into the event.
-        let kept = match kind.as_ref() {
+        let mut kept = match kind.as_ref() {
             "tool_output" => m.take_kept("text"),
             "tool_result" => m.take_kept("output"),
             _ => None,
         };
-        if kept.is_some() && kind == "tool_output" {
-            // `text` is a required field of the event: a stand-in until the kept one goes in.
-            m.insert("text", Value::String(String::new()));
-        }
-        m.insert("type", Value::String(kind.to_string()));
-        let mut event: Event = serde_json::from_str(&m.to_json()).map_err(|e| {
-            // The position is in the rebuilt text, not the line: leave it out.
-            let why = e.to_string();
-            LineError::bad(format!("{kind}: {}", why.split(" at line ").next().unwrap_or(&why)))
-        })?;
-        match (&mut event, kept) {
-            (Event::ToolOutput { text, .. }, Some(kept)) => *text = kept,
-            (Event::ToolResult(r), Some(kept)) => r.output = Some(kept),
-            _ => {}
-        }
+        let event = match fast(&kind, &m, &mut kept) {
+            Some(event) => event,
+            None => by_derive(&kind, m, kept)?,
+        };
         out.push(Record { event, origin, extra });
         Ok(())
     }
+}
+
+/// An event as serde's derive reads it: the members rebuilt as JSON text, with `type`, and the
+/// kept text put in afterwards.
+fn by_derive(kind: &str, mut m: Object<'_>, kept: Option<Text>) -> Result<Event, LineError> {
+    if kept.is_some() && kind == "tool_output" {
+        // `text` is a required field of the event: a stand-in until the kept one goes in.
+        m.insert("text", Value::String(String::new()));
+    }
+    m.insert("type", Value::String(kind.to_string()));
+    let mut event: Event = serde_json::from_str(&m.to_json()).map_err(|e| {
+        // The position is in the rebuilt text, not the line: leave it out.
+        let why = e.to_string();
+        LineError::bad(format!("{kind}: {}", why.split(" at line ").next().unwrap_or(&why)))
+    })?;
+    match (&mut event, kept) {
+        (Event::ToolOutput { text, .. }, Some(kept)) => *text = kept,
+        (Event::ToolResult(r), Some(kept)) => r.output = Some(kept),
+        _ => {}
+    }
+    Ok(event)
+}
+
+/// The events most lines hold, read straight from their members: exactly what [`by_derive`]
+/// makes of them (a property test holds the two together), without rebuilding the members as
+/// text for the derive, which buffers an internally tagged enum's members once more. `None`
+/// leaves the line to the derive: another kind, or a member the derive may refuse or read
+/// otherwise (a wrong type, a null where a value must be). Members the event has no field for
+/// are ignored, as the derive ignores them. `kept` is taken only when the event is made.
+fn fast(kind: &str, m: &Object<'_>, kept: &mut Option<Text>) -> Option<Event> {
+    if !m.iter().all(|(_, v)| surely_finite(v)) {
+        return None;
+    }
+    let event = match kind {
+        "turn_start" => Event::TurnStart { id: opt_str(m, "id")? },
+        "turn_end" => {
+            Event::TurnEnd { id: opt_str(m, "id")?, status: opt_str(m, "status")?, reason: opt_str(m, "reason")? }
+        }
+        "text_start" => Event::TextStart,
+        "text_delta" => Event::TextDelta { text: req_str(m, "text")?, chars: opt_u64(m, "chars")? },
+        "final_answer" => Event::FinalAnswer { text: req_str(m, "text")? },
+        "tool_output" => {
+            let id = opt_str(m, "id")?;
+            let accumulated = opt_bool(m, "accumulated")?.unwrap_or(false);
+            Event::ToolOutput { id, text: kept.take()?, accumulated }
+        }
+        "usage" => Event::Usage(Usage {
+            scope: word(m, "scope")?,
+            basis: word(m, "basis")?,
+            final_: opt_bool(m, "final")?.unwrap_or(true),
+            of: opt_str(m, "of")?,
+            model: opt_str(m, "model")?,
+            tokens: Tokens {
+                input: opt_u64(m, "input")?,
+                output: opt_u64(m, "output")?,
+                cache_read: opt_u64(m, "cache_read")?,
+                cache_write: opt_u64(m, "cache_write")?,
+                reasoning: opt_u64(m, "reasoning")?,
+                total: opt_u64(m, "total")?,
+            },
+        }),
+        "tool_call" => Event::ToolCall(ToolCall {
+            id: opt_str(m, "id")?,
+            index: opt_u64(m, "index")?,
+            name: req_str(m, "name")?,
+            arguments: arguments(m)?,
+        }),
+        "tool_result" => {
+            let mut r = ToolResult {
+                id: opt_str(m, "id")?,
+                index: opt_u64(m, "index")?,
+                name: opt_str(m, "name")?,
+                status: word(m, "status")?,
+                output: None,
+                error: opt_str(m, "error")?,
+                arguments: arguments(m)?,
+            };
+            // An output that was not kept is null or absent, or of a type the derive refuses.
+            if m.get("output").is_some_and(|o| !o.is_null()) && kept.is_none() {
+                return None;
+            }
+            r.output = kept.take();
+            Event::ToolResult(r)
+        }
+        _ => return None,
+    };
+    Some(event)
+}
+
+/// Whether every number in the member is surely within f64's range: the derive reads every
+/// member, and refuses a line with a number beyond it (the line scan checks syntax only). A
+/// number with an exponent, or with 300 digits or more, is left to the derive to judge (as is
+/// any text that looks like one inside a string: rare, and only slower).
+fn surely_finite(v: &Member<'_>) -> bool {
+    let Member::Raw(r, _) = v else { return true };
+    if r.starts_with('"') {
+        return true;
+    }
+    let mut digits = 0;
+    for w in r.as_bytes().windows(2) {
+        // (In JSON an exponent always follows a digit.)
+        if w[0].is_ascii_digit() && (w[1] | 0x20) == b'e' {
+            return false;
+        }
+        digits = if w[0].is_ascii_digit() { digits + 1 } else { 0 };
+        if digits >= 299 {
+            return false;
+        }
+    }
+    true
+}
+
+/// An optional string member: absent or null is `Some(None)`; another type, `None`.
+fn opt_str(m: &Object<'_>, key: &str) -> Option<Option<String>> {
+    match m.get(key) {
+        None => Some(None),
+        Some(v) if v.is_null() => Some(None),
+        Some(v) => v.as_str().map(|s| Some(s.into_owned())),
+    }
+}
+
+/// A string member that must be there.
+fn req_str(m: &Object<'_>, key: &str) -> Option<String> {
+    m.get(key)?.as_str().map(Cow::into_owned)
+}
+
+/// An optional count: absent or null is `Some(None)`; anything but an integer from 0 up, `None`.
+fn opt_u64(m: &Object<'_>, key: &str) -> Option<Option<u64>> {
+    match m.get(key) {
+        None => Some(None),
+        Some(v) if v.is_null() => Some(None),
+        Some(v) => v.as_u64().map(Some),
+    }
+}
+
+/// An optional boolean: absent is `Some(None)`; null, like any other type, `None` (the derive
+/// refuses a null for a field with a default).
+fn opt_bool(m: &Object<'_>, key: &str) -> Option<Option<bool>> {
+    match m.get(key) {
+        None => Some(None),
+        Some(Member::Raw("true", _)) | Some(Member::Value(Value::Bool(true))) => Some(Some(true)),
+        Some(Member::Raw("false", _)) | Some(Member::Value(Value::Bool(false))) => Some(Some(false)),
+        Some(_) => None,
+    }
+}
+
+/// A member that must be one of an enum's words.
+fn word<T: serde::de::DeserializeOwned>(m: &Object<'_>, key: &str) -> Option<T> {
+    let s = m.get(key)?.as_str()?;
+    T::deserialize(serde::de::value::StrDeserializer::<serde::de::value::Error>::new(&s)).ok()
+}
+
+/// A call's arguments: `arguments` any JSON value but null, `arguments_text` a string.
+fn arguments(m: &Object<'_>) -> Option<Arguments> {
+    let value = match m.get("arguments") {
+        None => None,
+        Some(v) if v.is_null() => None,
+        Some(Member::Raw(r, _)) => Some(serde_json::from_str::<Value>(r).ok()?),
+        Some(Member::Value(v)) => Some(v.clone()),
+    };
+    Some(Arguments { value, text: opt_str(m, "arguments_text")? })
 }
 
 #[derive(Default)]
@@ -148,5 +300,137 @@ impl Encode for Encoder {
         }
         out.extend_from_slice(b"}\n");
         Fate::Written
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const KINDS: [&str; 9] = [
+        "turn_start",
+        "turn_end",
+        "text_start",
+        "text_delta",
+        "final_answer",
+        "tool_output",
+        "usage",
+        "tool_call",
+        "tool_result",
+    ];
+
+    /// The line's members as the decoder has them when it picks a reader: `None` when the
+    /// contract refuses them first (neither reader is asked then).
+    fn members(line: &str) -> Option<(String, Object<'_>, Option<Text>)> {
+        let mut m = Object::parse(line).ok()?.ok()?;
+        for key in ["v", "dialect", "extra"] {
+            m.remove(key);
+        }
+        let kind = take_type(&mut m).ok()?.into_owned();
+        if !Dialect::Canonical.contract().check_fields(&kind, &m).is_empty() {
+            return None;
+        }
+        let kept = match kind.as_str() {
+            "tool_output" => m.take_kept("text"),
+            "tool_result" => m.take_kept("output"),
+            _ => None,
+        };
+        Some((kind, m, kept))
+    }
+
+    fn value() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("null".to_string()),
+            Just("true".to_string()),
+            Just("false".to_string()),
+            Just("0".to_string()),
+            Just("7".to_string()),
+            Just("-3".to_string()),
+            Just("1.5".to_string()),
+            Just("1e400".to_string()),
+            Just("18446744073709551616".to_string()),
+            "[a-z]{0,6}".prop_map(|s| format!("\"{s}\"")),
+            prop::sample::select(vec![
+                "turn",
+                "round",
+                "run",
+                "delta",
+                "cumulative",
+                "completed",
+                "failed",
+                "cancelled"
+            ])
+            .prop_map(|s| format!("\"{s}\"")),
+            Just(r#""a\nb\u00e9\"<&>""#.to_string()),
+            Just(r#"{"k":[1,2.5,"x"],"j":null}"#.to_string()),
+            Just("[]".to_string()),
+            Just(format!("1{}", "0".repeat(400))),
+            Just(r#"{"k":[1E+400]}"#.to_string()),
+            Just(format!(r#"{{"long":"{}","n":[12,3.25]}}"#, "ab ".repeat(150))),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn the_fast_readers_make_what_the_derive_makes(
+            kind in prop::sample::select(KINDS.to_vec()),
+            fields in prop::collection::vec((prop::sample::select(vec![
+                "id", "status", "reason", "text", "chars", "accumulated", "scope", "basis", "final", "of", "model",
+                "input", "output", "cache_read", "cache_write", "reasoning", "total", "index", "name", "arguments",
+                "arguments_text", "error", "other",
+            ]), value()), 0..10),
+        ) {
+            let mut line = format!("{{\"v\":1,\"type\":\"{kind}\"");
+            for (k, v) in &fields {
+                line += &format!(",\"{k}\":{v}");
+            }
+            line.push('}');
+            let Some((kind, m, mut kept)) = members(&line) else { return Ok(()) };
+            let (_, m2, kept2) = members(&line).unwrap();
+            if let Some(fast) = fast(&kind, &m, &mut kept) {
+                let derived = by_derive(&kind, m2, kept2);
+                prop_assert_eq!(Some(fast), derived.ok(), "{}", line);
+            }
+        }
+    }
+
+    #[test]
+    fn the_fast_readers_take_every_line_of_their_kinds_in_the_fixtures() {
+        // The canonical fixtures, and every golden canonical output (every dialect's events).
+        let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let mut paths = Vec::new();
+        for dir in std::fs::read_dir(&fixtures).unwrap() {
+            let dir = dir.unwrap().path();
+            for sub in [dir.clone(), dir.join("expected")] {
+                for entry in std::fs::read_dir(sub).into_iter().flatten() {
+                    let path = entry.unwrap().path();
+                    let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                    if (dir.ends_with("canonical")
+                        && !path.starts_with(dir.join("expected"))
+                        && name.ends_with(".jsonl"))
+                        || name.ends_with(".canonical.jsonl")
+                    {
+                        paths.push(path);
+                    }
+                }
+            }
+        }
+        let mut read = 0;
+        for path in paths {
+            for line in std::fs::read_to_string(&path).unwrap().lines() {
+                let Some((kind, m, mut kept)) = members(line) else { continue };
+                if KINDS.contains(&kind.as_str()) {
+                    let (_, m2, kept2) = members(line).unwrap();
+                    let fast = fast(&kind, &m, &mut kept);
+                    assert!(fast.is_some(), "{}: {line}", path.display());
+                    assert_eq!(fast.unwrap(), by_derive(&kind, m2, kept2).unwrap(), "{line}");
+                    read += 1;
+                }
+            }
+        }
+        assert!(read > 300, "only {read} lines of the fast kinds in the fixtures");
     }
 }

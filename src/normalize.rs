@@ -11,8 +11,6 @@
 //!
 //! Encoders read the run through [`Context`].
 
-use std::collections::HashMap;
-
 use indexmap::IndexMap;
 
 use crate::dialect::{Dialect, Encode, Record, Sink};
@@ -29,6 +27,21 @@ pub const MAX_TOOL_OUTPUT_BYTES: usize = 1024 * 1024;
 /// memory does not grow with the stream. A result for it, should one come, is matched as one whose call was
 /// never seen.
 pub const MAX_OPEN_CALLS: usize = 4096;
+
+/// Before a call is noted in a table kept per open call (here, and in decoders and encoders
+/// that follow calls): at [`MAX_OPEN_CALLS`], the older half is let go, at once (cheap on
+/// average, as one at a time is not), so that calls never answered do not grow memory.
+pub fn make_room<K, V, S>(open: &mut IndexMap<K, V, S>) {
+    if open.len() >= MAX_OPEN_CALLS {
+        open.drain(..MAX_OPEN_CALLS / 2);
+    }
+}
+
+/// Most cumulative snapshots kept, one per scope and turn (or round) they count. A source that
+/// never starts a turn (loom numbers its turns but has no turn-start record) would otherwise
+/// keep one for every turn of the stream; at this many the oldest is let go. Snapshots of a
+/// turn this far back do not come again in any dialect's order of events.
+pub const MAX_SNAPSHOTS: usize = 64;
 
 /// The reason a terminal record gives when the input ended without one.
 pub const ENDED_EARLY: &str = "input ended without a terminal record";
@@ -98,7 +111,8 @@ pub struct Normalizer {
     open: IndexMap<String, OpenCall>,
     calls: u64,
     round_calls: u64,
-    snapshots: HashMap<String, Tokens>,
+    /// The last cumulative snapshot per scope and what it counts, oldest first.
+    snapshots: IndexMap<(Scope, String), Tokens>,
     final_answer: Option<String>,
     message_text: String,
     last_error: Option<String>,
@@ -118,7 +132,7 @@ impl Normalizer {
             open: IndexMap::new(),
             calls: 0,
             round_calls: 0,
-            snapshots: HashMap::new(),
+            snapshots: IndexMap::new(),
             final_answer: None,
             message_text: String::new(),
             last_error: None,
@@ -221,10 +235,7 @@ impl Normalizer {
                 self.round_calls += 1;
                 self.ctx.call = CallView { index: Some(index), name: Some(call.name.clone()), ..CallView::default() };
                 self.message_text.clear();
-                if self.open.len() >= MAX_OPEN_CALLS {
-                    // The oldest half at once: cheap on average, as one at a time is not.
-                    self.open.drain(..MAX_OPEN_CALLS / 2);
-                }
+                make_room(&mut self.open);
                 self.open.insert(
                     id,
                     OpenCall {
@@ -378,9 +389,11 @@ impl Normalizer {
         let mut delta = match u.basis {
             Basis::Delta => u.tokens,
             Basis::Cumulative => {
-                let key = format!("{:?}\u{0}{}", u.scope, u.of.as_deref().unwrap_or(""));
+                let key = (u.scope, u.of.clone().unwrap_or_default());
                 let prev = self.snapshots.get(&key).copied().unwrap_or_default();
-                self.snapshots.insert(key, prev.max(&u.tokens));
+                if self.snapshots.insert(key, prev.max(&u.tokens)).is_none() && self.snapshots.len() > MAX_SNAPSHOTS {
+                    self.snapshots.shift_remove_index(0);
+                }
                 u.tokens.since(&prev)
             }
         };

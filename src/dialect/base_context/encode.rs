@@ -1,12 +1,12 @@
-use std::collections::HashMap;
 use std::ops::Range;
 
+use indexmap::IndexMap;
 use serde_json::{json, Map, Value};
 
 use crate::dialect::{Dialect, Encode, EncodeOptions, Record, Sink};
 use crate::event::{Arguments, Basis, Event, Outcome, Phase, Scope, Terminal, Text, Tokens, ToolStatus};
 use crate::json::{write_line, write_str, write_value, Layout};
-use crate::normalize::Context;
+use crate::normalize::{make_room, Context};
 use crate::report::Fate;
 
 /// Where the assistant message of the current round is.
@@ -50,8 +50,10 @@ pub struct Encoder {
     /// The loop's last assistant message, which a round's `turn_end` repeats.
     last_assistant: Option<Value>,
     messages: u64,
-    calls: HashMap<String, (String, Value)>,
-    started: HashMap<String, String>,
+    /// Calls made and not yet answered, and those running (bounded as the normalizer bounds
+    /// open calls).
+    calls: IndexMap<String, (String, Value)>,
+    started: IndexMap<String, String>,
     last_text: Option<String>,
     /// The stop reason of the last assistant message written.
     last_stop: String,
@@ -78,8 +80,8 @@ impl Encoder {
             held_messages: Vec::new(),
             last_assistant: None,
             messages: 0,
-            calls: HashMap::new(),
-            started: HashMap::new(),
+            calls: IndexMap::new(),
+            started: IndexMap::new(),
             last_text: None,
             last_stop: String::new(),
             final_answer: None,
@@ -453,6 +455,7 @@ impl Encoder {
         }
         self.ensure_round(ctx, sink);
         self.tools_run(ctx, sink);
+        make_room(&mut self.started);
         self.started.insert(id.to_string(), String::new());
         let args = self.calls.get(id).map(|c| c.1.clone()).unwrap_or_else(|| json!({}));
         self.put(
@@ -468,7 +471,7 @@ impl Encoder {
 
     fn tool_end(&mut self, ctx: &Context, sink: &mut Sink<'_>, id: &str, name: &str, output: &str, failed: bool) {
         self.exec_start(ctx, sink, id, name);
-        self.started.remove(id);
+        self.started.shift_remove(id);
         let content = json!([{"type": "text", "text": output}]);
         self.put(
             sink,
@@ -490,7 +493,7 @@ impl Encoder {
         ]);
         self.round_results.push(message.clone());
         self.whole_message(sink, message);
-        self.calls.remove(id);
+        self.calls.shift_remove(id);
     }
 
     /// A message that is not streamed (user, toolResult, custom): its start and end, and a place
@@ -620,6 +623,9 @@ impl Encode for Encoder {
                 self.end_block(ctx, sink);
                 let id = c.id.clone().unwrap_or_default();
                 let args = args_object(&c.arguments);
+                if !self.calls.contains_key(&id) {
+                    make_room(&mut self.calls);
+                }
                 self.calls.insert(id.clone(), (c.name.clone(), args.clone()));
                 let block = json!({"type": "toolCall", "id": id, "name": c.name, "arguments": args});
                 let m = self.msg.as_mut().expect("ensured");
@@ -639,6 +645,9 @@ impl Encode for Encoder {
                 let name =
                     self.calls.get(id).map(|c| c.0.clone()).or_else(|| ctx.call.name.clone()).unwrap_or_default();
                 self.exec_start(ctx, sink, id, &name);
+                if !self.started.contains_key(id) {
+                    make_room(&mut self.started);
+                }
                 let so_far = self.started.entry(id.clone()).or_default();
                 if *accumulated {
                     *so_far = text.as_str().into_owned();

@@ -1,5 +1,4 @@
-use std::collections::HashMap;
-
+use indexmap::IndexMap;
 use serde_json::Value;
 
 use crate::contract::Contract;
@@ -8,6 +7,7 @@ use crate::event::{
     Arguments, Basis, Event, Fields, Outcome, Phase, Scope, Session, Terminal, Tokens, ToolCall, ToolResult,
     ToolStatus, Usage,
 };
+use crate::normalize::make_room;
 use crate::object::Object;
 
 /// The two event families that report the same bash call.
@@ -32,12 +32,13 @@ pub struct Decoder {
     contract: &'static Contract,
     thread_id: Option<String>,
     turn_id: Option<String>,
-    items: HashMap<String, Item>,
+    /// Items started and not yet ended (bounded as the normalizer bounds open calls).
+    items: IndexMap<String, Item>,
 }
 
 impl Decoder {
     pub fn new() -> Self {
-        Decoder { contract: Dialect::Wuu.contract(), thread_id: None, turn_id: None, items: HashMap::new() }
+        Decoder { contract: Dialect::Wuu.contract(), thread_id: None, turn_id: None, items: IndexMap::new() }
     }
 
     /// Drops `thread_id` and `turn_id` when they name the current thread and turn (the encoder
@@ -58,6 +59,9 @@ impl Decoder {
     /// Notes that `family` reported an event for `item`; true when this event repeats what the
     /// other family already said (then it adds nothing).
     fn seen(&mut self, item: &str, family: Family, what: Step) -> bool {
+        if !self.items.contains_key(item) {
+            make_room(&mut self.items);
+        }
         let entry = self.items.entry(item.to_string()).or_default();
         match family {
             Family::Tool => entry.tool = true,
@@ -69,12 +73,12 @@ impl Decoder {
             Step::End => {
                 let twin_seen = entry.tool && entry.command;
                 if entry.done {
-                    self.items.remove(item);
+                    self.items.shift_remove(item);
                     true
                 } else {
                     entry.done = true;
                     if !twin_seen {
-                        self.items.remove(item);
+                        self.items.shift_remove(item);
                     }
                     false
                 }

@@ -1,12 +1,11 @@
-use std::collections::{HashMap, HashSet};
-
+use indexmap::IndexMap;
 use serde_json::Value;
 
 use crate::contract::Contract;
 use crate::dialect::{build_line, Dialect, Encode, Record, Sink};
 use crate::event::{Arguments, Event, Fields, Outcome, Phase, Session, ToolStatus};
 use crate::json::{write_line, Field, Layout};
-use crate::normalize::Context;
+use crate::normalize::{make_room, Context};
 use crate::report::Fate;
 
 pub struct Encoder {
@@ -24,9 +23,9 @@ pub struct Encoder {
     /// Why the turn failed, for its `turn_failed` and the result.
     pending_error: Option<String>,
     /// Items whose output went out as deltas, and how much of it (for accumulated output).
-    streamed: HashMap<String, usize>,
+    streamed: IndexMap<String, usize>,
     /// Items of calls to bash, which wuu reports as `command_*` events too.
-    bash: HashSet<String>,
+    bash: IndexMap<String, ()>,
 }
 
 impl Encoder {
@@ -41,8 +40,8 @@ impl Encoder {
             message: String::new(),
             unfinished_message: false,
             pending_error: None,
-            streamed: HashMap::new(),
-            bash: HashSet::new(),
+            streamed: IndexMap::new(),
+            bash: IndexMap::new(),
         }
     }
 }
@@ -203,7 +202,7 @@ impl Encoder {
         let mut all = Vec::with_capacity(fields.len() + 1);
         all.push(("item_id", Field::Str(item)));
         all.extend(fields);
-        let twin = self.bash.contains(item).then(|| all.clone());
+        let twin = self.bash.contains_key(item).then(|| all.clone());
         self.emit(sink, step.0, all, Ids::Turn, extra);
         if let Some(all) = twin {
             self.emit(sink, step.1, all, Ids::Turn, None);
@@ -218,7 +217,8 @@ impl Encoder {
         let mut fields =
             vec![("item_id", Field::Str(item)), ("name", Field::Str(name)), ("arguments", Field::Str(&text))];
         if bash {
-            self.bash.insert(item.to_string());
+            make_room(&mut self.bash);
+            self.bash.insert(item.to_string(), ());
         }
         self.emit(sink, "tool_started", fields.clone(), Ids::Turn, extra);
         if bash {
@@ -244,8 +244,8 @@ impl Encoder {
     ) {
         let fields = vec![("name", Field::Str(name)), ("status", Field::Str(status)), ("error", Field::Str(error))];
         self.tool(sink, COMPLETED, item, fields, extra);
-        self.streamed.remove(item);
-        self.bash.remove(item);
+        self.streamed.shift_remove(item);
+        self.bash.shift_remove(item);
     }
 }
 
@@ -325,6 +325,9 @@ impl Encode for Encoder {
             Event::ToolOutput { id: Some(id), text, accumulated } => {
                 self.ensure_turn(ctx, sink);
                 let sent = self.streamed.get(id).copied().unwrap_or(0);
+                if !self.streamed.contains_key(id) {
+                    make_room(&mut self.streamed);
+                }
                 if *accumulated {
                     // All output so far: what is new since the last delta, by bytes decoded.
                     let whole = text.as_str();
@@ -363,8 +366,8 @@ impl Encode for Encoder {
             Event::ToolWithdrawn { id: Some(id) } => {
                 self.ensure_turn(ctx, sink);
                 self.tool(sink, REMOVED, id, vec![], extra);
-                self.streamed.remove(id);
-                self.bash.remove(id);
+                self.streamed.shift_remove(id);
+                self.bash.shift_remove(id);
             }
             Event::PermissionDenied(d) => {
                 // wuu has no refusal event: the call is started and fails, saying why.

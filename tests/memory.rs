@@ -1,0 +1,109 @@
+//! Memory does not grow with the stream: the most bytes held at once while translating a
+//! stream, counted by a global allocator, stays the same whether the stream has n or 5n
+//! repetitions of the patterns that make state pile up if nothing lets it go (turns numbered
+//! without a turn-start record, calls never answered, output of calls that never end). The two
+//! targets that must hold part of a run until its end are left out (loom's Session lists every
+//! call; base-context's agent_end every message of its loop, a run without turns being one).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::io;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use agentgate::{translate, Dialect, Options};
+
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = System.alloc(layout);
+        if !p.is_null() {
+            let now = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+            PEAK.fetch_max(now, Ordering::Relaxed);
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
+        System.dealloc(p, layout);
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+}
+
+#[global_allocator]
+static COUNTING: Counting = Counting;
+
+/// The most bytes held at once, beyond those held before, translating `input`.
+fn peak(input: &[u8], from: Dialect, to: Dialect) -> usize {
+    let before = LIVE.load(Ordering::Relaxed);
+    PEAK.store(before, Ordering::Relaxed);
+    let mut diagnostics = 0;
+    translate(input, &mut io::sink(), &Options::new(Some(from), to), &mut |_| diagnostics += 1).unwrap();
+    assert_eq!(diagnostics, 0, "{from} to {to}: the stream is meant to be clean");
+    PEAK.load(Ordering::Relaxed) - before
+}
+
+/// loom numbers its turns and has no turn-start record: a cumulative snapshot per turn.
+fn loom_turns(n: usize) -> String {
+    (1..=n)
+        .map(|t| {
+            format!(
+                "{{\"cached_input_tokens\":0,\"final_usage\":true,\"input_tokens\":120,\"kind\":\"Usage\",\"model\":\"m\",\"output_tokens\":7,\"schema_version\":1,\"turn\":{t}}}\n"
+            )
+        })
+        .collect()
+}
+
+/// adal calls to bash that are never answered.
+fn adal_calls(n: usize) -> String {
+    (1..=n)
+        .map(|i| {
+            format!("{{\"type\":\"tool_call\",\"id\":\"c{i}\",\"name\":\"bash\",\"args\":{{\"command\":\"ls\"}}}}\n")
+        })
+        .collect()
+}
+
+/// wuu turns, each with a bash call that streams output and never completes.
+fn wuu_open_calls(n: usize) -> String {
+    let mut s = String::from(
+        "{\"model\":\"m\",\"provider\":\"p\",\"type\":\"session_configured\",\"workspace_root\":\"/\"}\n\
+         {\"cwd\":\"/\",\"model\":\"m\",\"provider\":\"p\",\"thread_id\":\"t\",\"type\":\"thread_started\"}\n",
+    );
+    for i in 1..=n {
+        s += &format!(
+            "{{\"thread_id\":\"t\",\"turn_id\":\"u{i}\",\"type\":\"turn_started\"}}\n\
+             {{\"arguments\":\"{{}}\",\"item_id\":\"i{i}\",\"name\":\"bash\",\"thread_id\":\"t\",\"turn_id\":\"u{i}\",\"type\":\"tool_started\"}}\n\
+             {{\"delta\":\"x\",\"item_id\":\"i{i}\",\"thread_id\":\"t\",\"turn_id\":\"u{i}\",\"type\":\"tool_output_delta\"}}\n\
+             {{\"awaiting_auto_continuation\":false,\"input_tokens\":10,\"output_tokens\":2,\"thread_id\":\"t\",\"trace_path\":\"\",\"turn_id\":\"u{i}\",\"type\":\"turn_completed\"}}\n"
+        );
+    }
+    s
+}
+
+/// A source, a stream of it n patterns long, and the targets it is translated to.
+type Case = (Dialect, fn(usize) -> String, &'static [Dialect]);
+
+#[test]
+fn state_that_piles_up_is_let_go() {
+    let streams: [Case; 3] = [
+        (Dialect::Loom, loom_turns, &[Dialect::Localcode, Dialect::Adal, Dialect::Wuu, Dialect::Canonical]),
+        (Dialect::Adal, adal_calls, &[Dialect::Localcode, Dialect::Adal, Dialect::Wuu, Dialect::Canonical]),
+        (
+            Dialect::Wuu,
+            wuu_open_calls,
+            &[Dialect::Localcode, Dialect::Adal, Dialect::Wuu, Dialect::BaseContext, Dialect::Canonical],
+        ),
+    ];
+    for (from, make, targets) in streams {
+        let (small, large) = (make(6_000), make(30_000));
+        for &to in targets {
+            let (a, b) = (peak(small.as_bytes(), from, to), peak(large.as_bytes(), from, to));
+            // Five times the stream; the same tables, bounded (already full at the smaller size:
+            // a few thousand calls at most).
+            assert!(b < a + 128 * 1024, "{from} to {to}: {a} bytes held at most for 6000, {b} for 30000");
+            assert!(b < 16 << 20, "{from} to {to}: {b} bytes");
+        }
+    }
+}

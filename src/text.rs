@@ -270,7 +270,6 @@ fn escape(b: &[u8], i: usize, serde: &mut bool, go: &mut bool) -> Option<usize> 
     }
 }
 
-/// The length of the escape at `b[at]` (a backslash): a surrogate pair's two as one.
 /// Where character `n` (counted from 0) of `b` starts, or `Err` with how many characters `b`
 /// has when it has no more than `n`. With `escapes`, `b` is the inside of a JSON string
 /// literal and an escape (a surrogate pair of them) is one character. Sixteen bytes at a time:
@@ -318,6 +317,7 @@ pub fn char_start(b: &[u8], n: usize, escapes: bool) -> Result<usize, usize> {
     Err(chars)
 }
 
+/// The length of the escape at `b[at]` (a backslash): a surrogate pair's two as one.
 fn escape_len(b: &[u8], at: usize) -> usize {
     if b.get(at + 1) != Some(&b'u') {
         return 2;

@@ -16,15 +16,8 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cargo build --release --quiet --bin agentgate --example floor_value --example floor_raw --example gen_corpus
 BIN=target/release
-DIALECTS="localcode adal wuu loom base-context canonical"
-declare -A FIXTURE=(
-  [localcode]=tests/fixtures/localcode/success.jsonl
-  [adal]=tests/fixtures/adal/success.jsonl
-  [wuu]=tests/fixtures/wuu/success.jsonl
-  [loom]=tests/fixtures/loom/approval-required.jsonl
-  [base-context]=tests/fixtures/base-context/success.jsonl
-  [canonical]=tests/fixtures/canonical/cumulative-usage.jsonl
-)
+# shellcheck source=scripts/corpora.sh
+source scripts/corpora.sh
 # timed INPUT CMD...: one run of CMD < INPUT > /dev/null; sets SECS and RSS (KB).
 timed() {
   local input=$1; shift

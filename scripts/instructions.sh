@@ -17,15 +17,8 @@ trap 'rm -rf "$WORK"' EXIT
 command -v valgrind > /dev/null || { echo "instructions.sh needs valgrind" >&2; exit 1; }
 cargo build --release --quiet --bin agentgate --example floor_value --example gen_corpus
 BIN=target/release
-DIALECTS="localcode adal wuu loom base-context canonical"
-declare -A FIXTURE=(
-  [localcode]=tests/fixtures/localcode/success.jsonl
-  [adal]=tests/fixtures/adal/success.jsonl
-  [wuu]=tests/fixtures/wuu/success.jsonl
-  [loom]=tests/fixtures/loom/approval-required.jsonl
-  [base-context]=tests/fixtures/base-context/success.jsonl
-  [canonical]=tests/fixtures/canonical/cumulative-usage.jsonl
-)
+# shellcheck source=scripts/corpora.sh
+source scripts/corpora.sh
 # count CMD...: instructions the main thread of CMD runs, its input from $INPUT.
 count() {
   rm -f "$WORK"/cg.*

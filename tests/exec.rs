@@ -5,6 +5,7 @@
 mod common;
 
 use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -123,7 +124,17 @@ fn a_timeout_stops_the_agent_even_when_it_ignores_sigterm() {
 
 #[test]
 fn sigint_is_forwarded_and_the_run_ends_interrupted() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_agentgate"))
+    let mut agentgate = Command::new(env!("CARGO_BIN_EXE_agentgate"));
+    // As from a terminal: a test run in the background of a non-interactive shell inherits
+    // SIGINT ignored, and so would the agent (whose shell then cannot trap it): restored here.
+    // SAFETY: signal(2) between fork and exec, async-signal-safe; nothing else is touched.
+    unsafe {
+        agentgate.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let mut child = agentgate
         .args(["exec", "--as", "localcode", "--", "sh", "-c", "trap 'exit 130' INT; echo '{\"type\":\"tool_call\",\"id\":\"a\",\"name\":\"bash\",\"args\":{}}'; while true; do sleep 0.05; done"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

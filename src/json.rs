@@ -149,13 +149,13 @@ pub fn write_str(out: &mut Vec<u8>, s: &str, layout: Layout) {
     out.push(b'"');
 }
 
-/// `rest` (fewer than sixteen bytes) padded to sixteen with `a`, copied in a few fixed-size
-/// moves (a copy of any length is a call to memcpy, which costs more than the rest of a short
-/// string's writing).
+/// The first `N` bytes of `rest` (N at least 8), padded with `fill` past its end, copied in a
+/// few fixed-size moves (a copy of any length is a call to memcpy, which costs more than the
+/// rest of a short string's writing).
 #[inline]
-pub(crate) fn padded16(rest: &[u8]) -> [u8; 16] {
-    let mut p = [b'a'; 16];
-    let n = rest.len().min(16);
+pub(crate) fn padded<const N: usize>(rest: &[u8], fill: u8) -> [u8; N] {
+    let mut p = [fill; N];
+    let n = rest.len().min(N);
     if n >= 8 {
         p[..8].copy_from_slice(&rest[..8]);
         p[n - 8..n].copy_from_slice(&rest[n - 8..n]);
@@ -169,6 +169,12 @@ pub(crate) fn padded16(rest: &[u8]) -> [u8; 16] {
         p[n - 1] = rest[n - 1];
     }
     p
+}
+
+/// `rest` (fewer than sixteen bytes) padded to sixteen with a plain character, `a`.
+#[inline]
+pub(crate) fn padded16(rest: &[u8]) -> [u8; 16] {
+    padded(rest, b'a')
 }
 
 /// Two masks over the sixteen bytes of `bytes` at `i`: the backslashes, and the continuation
@@ -408,15 +414,7 @@ pub fn write_fields(out: &mut Vec<u8>, pairs: &[(&str, Field<'_>)], layout: Layo
 /// The first eight bytes of `key` (zeros after its end) as a big-endian number: two keys
 /// whose numbers differ are in that order as strings too.
 fn head8(key: &[u8]) -> u64 {
-    let mut b = [0u8; 8];
-    let n = key.len().min(8);
-    if n >= 4 {
-        b[..4].copy_from_slice(&key[..4]);
-        b[n - 4..n].copy_from_slice(&key[n - 4..n]);
-    } else {
-        b[..n].copy_from_slice(&key[..n]);
-    }
-    u64::from_be_bytes(b)
+    u64::from_be_bytes(padded(key, 0))
 }
 
 /// `value` as compact JSON text: what its `Display` gives, without the formatting machinery.
@@ -926,6 +924,10 @@ mod tests {
             let p = padded16(&s);
             prop_assert_eq!(&p[..s.len()], &s[..]);
             prop_assert!(p[s.len()..].iter().all(|&b| b == b'a'));
+            let p: [u8; 8] = padded(&s, 0);
+            let n = s.len().min(8);
+            prop_assert_eq!(&p[..n], &s[..n]);
+            prop_assert!(p[n..].iter().all(|&b| b == 0));
         }
 
         #[test]

@@ -11,7 +11,9 @@
 //!
 //! Encoders read the run through [`Context`].
 
-use indexmap::IndexMap;
+use std::hash::{BuildHasher, Hash};
+
+use indexmap::{Equivalent, IndexMap};
 
 use crate::dialect::{Dialect, Encode, Record, Sink};
 use crate::event::{
@@ -28,11 +30,16 @@ pub const MAX_TOOL_OUTPUT_BYTES: usize = 1024 * 1024;
 /// never seen.
 pub const MAX_OPEN_CALLS: usize = 4096;
 
-/// Before a call is noted in a table kept per open call (here, and in decoders and encoders
-/// that follow calls): at [`MAX_OPEN_CALLS`], the older half is let go, at once (cheap on
-/// average, as one at a time is not), so that calls never answered do not grow memory.
-pub fn make_room<K, V, S>(open: &mut IndexMap<K, V, S>) {
-    if open.len() >= MAX_OPEN_CALLS {
+/// Before call `key` is noted in a table kept per open call (here, and in decoders and encoders
+/// that follow calls): when it is new and the table holds [`MAX_OPEN_CALLS`], the older half is
+/// let go, at once (cheap on average, as one at a time is not), so that calls never answered do
+/// not grow memory.
+pub fn make_room<K, V, S, Q>(open: &mut IndexMap<K, V, S>, key: &Q)
+where
+    S: BuildHasher,
+    Q: ?Sized + Hash + Equivalent<K>,
+{
+    if open.len() >= MAX_OPEN_CALLS && !open.contains_key(key) {
         open.drain(..MAX_OPEN_CALLS / 2);
     }
 }
@@ -235,7 +242,7 @@ impl Normalizer {
                 self.round_calls += 1;
                 self.ctx.call = CallView { index: Some(index), name: Some(call.name.clone()), ..CallView::default() };
                 self.message_text.clear();
-                make_room(&mut self.open);
+                make_room(&mut self.open, id.as_str());
                 self.open.insert(
                     id,
                     OpenCall {

@@ -455,7 +455,7 @@ impl Encoder {
         }
         self.ensure_round(ctx, sink);
         self.tools_run(ctx, sink);
-        make_room(&mut self.started);
+        make_room(&mut self.started, id);
         self.started.insert(id.to_string(), String::new());
         let args = self.calls.get(id).map(|c| c.1.clone()).unwrap_or_else(|| json!({}));
         self.put(
@@ -623,9 +623,7 @@ impl Encode for Encoder {
                 self.end_block(ctx, sink);
                 let id = c.id.clone().unwrap_or_default();
                 let args = args_object(&c.arguments);
-                if !self.calls.contains_key(&id) {
-                    make_room(&mut self.calls);
-                }
+                make_room(&mut self.calls, id.as_str());
                 self.calls.insert(id.clone(), (c.name.clone(), args.clone()));
                 let block = json!({"type": "toolCall", "id": id, "name": c.name, "arguments": args});
                 let m = self.msg.as_mut().expect("ensured");
@@ -644,10 +642,8 @@ impl Encode for Encoder {
             Event::ToolOutput { id: Some(id), text, accumulated } => {
                 let name =
                     self.calls.get(id).map(|c| c.0.clone()).or_else(|| ctx.call.name.clone()).unwrap_or_default();
+                // (exec_start has noted the call among those running.)
                 self.exec_start(ctx, sink, id, &name);
-                if !self.started.contains_key(id) {
-                    make_room(&mut self.started);
-                }
                 let so_far = self.started.entry(id.clone()).or_default();
                 if *accumulated {
                     *so_far = text.as_str().into_owned();

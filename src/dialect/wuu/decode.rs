@@ -59,9 +59,7 @@ impl Decoder {
     /// Notes that `family` reported an event for `item`; true when this event repeats what the
     /// other family already said (then it adds nothing).
     fn seen(&mut self, item: &str, family: Family, what: Step) -> bool {
-        if !self.items.contains_key(item) {
-            make_room(&mut self.items);
-        }
+        make_room(&mut self.items, item);
         let entry = self.items.entry(item.to_string()).or_default();
         match family {
             Family::Tool => entry.tool = true,

@@ -217,7 +217,7 @@ impl Encoder {
         let mut fields =
             vec![("item_id", Field::Str(item)), ("name", Field::Str(name)), ("arguments", Field::Str(&text))];
         if bash {
-            make_room(&mut self.bash);
+            make_room(&mut self.bash, item);
             self.bash.insert(item.to_string(), ());
         }
         self.emit(sink, "tool_started", fields.clone(), Ids::Turn, extra);
@@ -325,9 +325,7 @@ impl Encode for Encoder {
             Event::ToolOutput { id: Some(id), text, accumulated } => {
                 self.ensure_turn(ctx, sink);
                 let sent = self.streamed.get(id).copied().unwrap_or(0);
-                if !self.streamed.contains_key(id) {
-                    make_room(&mut self.streamed);
-                }
+                make_room(&mut self.streamed, id.as_str());
                 if *accumulated {
                     // All output so far: what is new since the last delta, by bytes decoded.
                     let whole = text.as_str();

@@ -65,6 +65,17 @@ pub struct Encoder {
     scratch: Vec<u8>,
 }
 
+/// Adds a message to a list of the loop's messages (for its `agent_end`), as compact JSON
+/// text; where its text is there.
+fn keep(list: &mut Vec<u8>, message: &Value) -> Range<usize> {
+    if !list.is_empty() {
+        list.push(b',');
+    }
+    let start = list.len();
+    write_value(list, message, Layout::Compact);
+    start..list.len()
+}
+
 impl Encoder {
     pub fn new(opts: &EncodeOptions) -> Self {
         Encoder {
@@ -173,16 +184,6 @@ impl Encoder {
         } else {
             sink.out
         }
-    }
-
-    /// Adds a message to the loop's, for its `agent_end`; where its JSON text is there.
-    fn keep(&mut self, message: &Value) -> Range<usize> {
-        if !self.loop_messages.is_empty() {
-            self.loop_messages.push(b',');
-        }
-        let start = self.loop_messages.len();
-        write_value(&mut self.loop_messages, message, Layout::Compact);
-        start..self.loop_messages.len()
     }
 
     /// [`Encoder::assistant`] written straight to `out` as compact JSON, byte for byte, without
@@ -385,7 +386,7 @@ impl Encoder {
         self.last_text =
             Some(m.content.iter().filter(|b| b["type"] == "text").filter_map(|b| b["text"].as_str()).collect());
         let id = self.deltas.then_some(m.id);
-        let text = self.keep(&message);
+        let text = keep(&mut self.loop_messages, &message);
         write_message_line(sink.out, "message_end", id, &self.loop_messages[text]);
         let later = std::mem::take(&mut self.held_messages);
         if !later.is_empty() {
@@ -499,29 +500,20 @@ impl Encoder {
     /// A message that is not streamed (user, toolResult, custom): its start and end, and a place
     /// in the loop's messages.
     fn whole_message(&mut self, sink: &mut Sink<'_>, message: Value) {
-        if self.msg.as_ref().is_some_and(|m| m.state == State::Ended) {
-            // Its lines are held with the rest until the assistant message ends; its place in
-            // the loop's list is after that message too.
-            let mut text = std::mem::take(&mut self.scratch);
-            text.clear();
-            write_value(&mut text, &message, Layout::Compact);
-            for kind in ["message_start", "message_end"] {
-                write_message_line(&mut self.held, kind, None, &text);
-            }
-            if !self.held_messages.is_empty() {
-                self.held_messages.push(b',');
-            }
-            self.held_messages.extend_from_slice(&text);
-            self.scratch = text;
-            return;
-        }
-        let text = self.keep(&message);
-        // The message's text is written once, into the loop's list, and copied into its lines.
-        let kept = std::mem::take(&mut self.loop_messages);
+        // One made while the assistant message waits for its usage (its lines are held with the
+        // rest) follows that message in the loop's list too.
+        let waiting = self.msg.as_ref().is_some_and(|m| m.state == State::Ended);
+        let mut kept = std::mem::take(if waiting { &mut self.held_messages } else { &mut self.loop_messages });
+        let text = keep(&mut kept, &message);
+        // The message's text is written once, into the list, and copied into its lines.
         for kind in ["message_start", "message_end"] {
             write_message_line(self.out(sink), kind, None, &kept[text.clone()]);
         }
-        self.loop_messages = kept;
+        if waiting {
+            self.held_messages = kept;
+        } else {
+            self.loop_messages = kept;
+        }
     }
 
     /// How the run ended, as the last assistant message says it: stop reason and error text.

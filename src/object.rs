@@ -52,12 +52,14 @@ impl<'a> Member<'a> {
     /// The value as a `Value` tree.
     pub fn to_value(&self) -> Value {
         match self {
-            Member::Raw(r, _) => serde_json::from_str(r).unwrap_or_else(|e| {
-                // serde_json's position is in the member, not the line: left out.
-                let why = e.to_string();
-                let why = why.split(" at line ").next().unwrap_or(&why).to_string();
-                TROUBLE.with(|t| *t.borrow_mut() = Some(why));
-                Value::Null
+            Member::Raw(r, _) => simple_value(r).unwrap_or_else(|| {
+                serde_json::from_str(r).unwrap_or_else(|e| {
+                    // serde_json's position is in the member, not the line: left out.
+                    let why = e.to_string();
+                    let why = why.split(" at line ").next().unwrap_or(&why).to_string();
+                    TROUBLE.with(|t| *t.borrow_mut() = Some(why));
+                    Value::Null
+                })
             }),
             Member::Value(v) => v.clone(),
         }
@@ -119,6 +121,27 @@ impl<'a> Member<'a> {
             Member::Value(Value::Object(_) | Value::Array(_)) => None,
             Member::Value(v) => Some(v.clone()),
         }
+    }
+}
+
+/// The value of raw JSON text that needs no parser: a string without escapes, an integer of
+/// up to 19 digits (which a u64 holds), `true`, `false` or `null`, as serde_json would read
+/// it. The scan has checked the text; anything else is `None`.
+fn simple_value(text: &str) -> Option<Value> {
+    match text.as_bytes().first()? {
+        b'"' => {
+            let inner = text.strip_prefix('"')?.strip_suffix('"')?;
+            memchr::memchr(b'\\', inner.as_bytes()).is_none().then(|| Value::String(inner.to_string()))
+        }
+        b'0'..=b'9' if text.len() < 20 && text.bytes().all(|b| b.is_ascii_digit()) => {
+            text.parse::<u64>().ok().map(Value::from)
+        }
+        _ => match text {
+            "true" => Some(Value::Bool(true)),
+            "false" => Some(Value::Bool(false)),
+            "null" => Some(Value::Null),
+            _ => None,
+        },
     }
 }
 
@@ -630,6 +653,28 @@ mod tests {
             let via_map: Map<String, Value> = serde_json::from_str(&text).unwrap();
             let ours = obj(&text).into_fields();
             prop_assert_eq!(ours.iter().collect::<Vec<_>>(), via_map.iter().collect::<Vec<_>>());
+        }
+
+        #[test]
+        fn members_become_values_as_serde_json_reads_them(
+            v in prop_oneof![
+                "[a-z é\"\\\n]{0,12}".prop_map(Value::from),
+                any::<u64>().prop_map(Value::from),
+                any::<i64>().prop_map(Value::from),
+                any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(Value::from),
+                any::<bool>().prop_map(Value::from),
+                Just(Value::Null),
+                Just(json!({"a": [1, "b"]})),
+            ],
+            digits in "0|[1-9][0-9]{0,24}",
+        ) {
+            // Every kind of member, and integers around u64's end (19 and 20 digits and more).
+            for text in [serde_json::to_string(&v).unwrap(), digits] {
+                let line = format!("{{\"k\":{text}}}");
+                let o = obj(&line);
+                prop_assert_eq!(o.get("k").map(Member::to_value), Some(serde_json::from_str::<Value>(&text).unwrap()));
+            }
+            prop_assert_eq!(take_trouble(), None);
         }
 
         #[test]

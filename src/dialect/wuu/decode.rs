@@ -114,8 +114,10 @@ fn tokens(m: &mut Object<'_>) -> Tokens {
 
 /// `arguments` is JSON text; an object where a writer put one is taken as it is.
 fn arguments(m: &mut Object<'_>) -> Arguments {
+    if let Some(t) = m.take_text("arguments") {
+        return Arguments::json_text(t.into_owned());
+    }
     match m.shift_remove("arguments") {
-        Some(Value::String(t)) => Arguments::json_text(t),
         Some(Value::Null) | None => Arguments::default(),
         Some(v) => Arguments::value(v),
     }

@@ -185,18 +185,14 @@ contracts!("localcode", "adal", "wuu", "loom", "base-context", "canonical");
 /// The contract of a dialect by name. Panics only if an embedded file is broken, which the
 /// test suite rules out.
 pub fn contract(name: &str) -> &'static Contract {
-    // Six entries, looked up for nearly every line: compared in turn, not hashed.
-    static ALL: OnceLock<Vec<(&'static str, Contract)>> = OnceLock::new();
-    let all = ALL.get_or_init(|| {
-        FILES
-            .iter()
-            .map(|(n, text)| {
-                let c: Contract = serde_json::from_str(text).unwrap_or_else(|e| panic!("mappings/{n}.json: {e}"));
-                (*n, c)
-            })
-            .collect()
-    });
-    all.iter().find(|(n, _)| *n == name).map(|(_, c)| c).unwrap_or_else(|| panic!("no contract for {name}"))
+    // Each parsed when first asked for (a run needs two of the six); found by comparing the
+    // six names, which costs less than hashing one, since it happens for nearly every line.
+    static ALL: [OnceLock<Contract>; FILES.len()] = [const { OnceLock::new() }; FILES.len()];
+    let i = FILES.iter().position(|(n, _)| *n == name).unwrap_or_else(|| panic!("no contract for {name}"));
+    ALL[i].get_or_init(|| {
+        let (n, text) = FILES[i];
+        serde_json::from_str(text).unwrap_or_else(|e| panic!("mappings/{n}.json: {e}"))
+    })
 }
 
 impl Contract {

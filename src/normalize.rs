@@ -101,6 +101,7 @@ impl Context {
 pub struct CallView {
     pub index: Option<u64>,
     pub name: Option<String>,
+    /// Kept only for an encoder that [uses them](crate::dialect::Encode::uses_call_arguments).
     pub arguments: Arguments,
     /// Output streamed for the call before its result.
     pub output: Option<Text>,
@@ -248,7 +249,11 @@ impl Normalizer {
                     OpenCall {
                         index: Some(index),
                         name: call.name.clone(),
-                        arguments: call.arguments.clone(),
+                        arguments: if enc.uses_call_arguments() {
+                            call.arguments.clone()
+                        } else {
+                            Arguments::default()
+                        },
                         output: Text::default(),
                     },
                 );

@@ -218,6 +218,14 @@ pub trait Encode {
     fn needs_whole_digest(&self) -> bool {
         false
     }
+
+    /// Whether the encoder reads a call's arguments when its result comes
+    /// ([`CallView::arguments`](crate::normalize::CallView::arguments)): localcode's
+    /// `tool_result` repeats them. Where it does not, the normalizer keeps no copy of them
+    /// for the calls still open.
+    fn uses_call_arguments(&self) -> bool {
+        false
+    }
 }
 
 /// Whether `kind` is a record kind of `dialect`'s contract and of no other agent's (canonical

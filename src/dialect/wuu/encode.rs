@@ -80,9 +80,13 @@ fn v(x: impl Into<Value>) -> Field<'static> {
 fn json_text(a: &Arguments, own: bool) -> String {
     match (&a.value, &a.text) {
         (Some(_), Some(t)) => t.clone(),
-        (Some(v), None) => v.to_string(),
+        (Some(v), None) => crate::json::to_compact(v),
         (None, Some(t)) if own => t.clone(),
-        (None, Some(t)) => Value::String(t.clone()).to_string(),
+        (None, Some(t)) => {
+            let mut out = Vec::with_capacity(t.len() + 2);
+            crate::json::write_str(&mut out, t, Layout::Compact);
+            String::from_utf8(out).unwrap_or_default()
+        }
         (None, None) => "{}".into(),
     }
 }

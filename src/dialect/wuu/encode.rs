@@ -93,16 +93,15 @@ fn json_text(a: &Arguments, own: bool) -> String {
 
 impl Encoder {
     fn emit(&self, sink: &mut Sink<'_>, kind: &str, fields: Vec<(&str, Field<'_>)>, ids: Ids, extra: Option<&Fields>) {
-        let mut all = Vec::with_capacity(fields.len() + 2);
-        if ids != Ids::None {
-            all.push(("thread_id", Field::Str(self.thread_id.as_deref().unwrap_or(""))));
-        }
-        if ids == Ids::Turn {
-            let turn = self.turn_id.as_deref().or(self.last_turn_id.as_deref()).unwrap_or("");
-            all.push(("turn_id", Field::Str(turn)));
-        }
-        all.extend(fields);
-        build_line(self.contract, kind, all, extra).write(sink.out, Layout::Go);
+        let turn = self.turn_id.as_deref().or(self.last_turn_id.as_deref()).unwrap_or("");
+        let id_fields =
+            [("thread_id", Field::Str(self.thread_id.as_deref().unwrap_or(""))), ("turn_id", Field::Str(turn))];
+        let n = match ids {
+            Ids::None => 0,
+            Ids::Thread => 1,
+            Ids::Turn => 2,
+        };
+        build_line(self.contract, kind, id_fields.into_iter().take(n).chain(fields), extra).write(sink.out, Layout::Go);
     }
 
     /// `session_configured` comes first; made from what the run says of its session where the

@@ -160,3 +160,27 @@ fn unknown_types_and_fields_survive_a_round_trip() {
     assert!(out.contains("\"sandbox\":\"ro\""));
     assert!(out.contains("\"structured_result\":{\"ok\":true}"));
 }
+
+#[test]
+fn thread_and_turn_ids_stay_on_lines_whose_ids_the_encoder_does_not_write() {
+    // The decoder drops ids naming the current thread and turn only where the encoder writes
+    // them back; elsewhere (unknown kinds, diagnostics, the error event, subagents) they are
+    // the line's own and come back as they were.
+    let lines = [
+        r#"{"cwd":"/r","model":"m","provider":"p","thread_id":"t1","type":"thread_started"}"#,
+        r#"{"thread_id":"t1","turn_id":"u1","type":"turn_started"}"#,
+        r#"{"thread_id":"t1","turn_id":"u1","type":"mystery_event","x":1}"#,
+        r#"{"step_index":0,"thread_id":"t1","turn_id":"u1","type":"provider_state"}"#,
+        r#"{"agent_id":"a1","status":"running","thread_id":"t1","type":"subagent_updated"}"#,
+        r#"{"error":"schema mismatch","retrying":false,"run_id":"r","thread_id":"t1","turn_id":"u1","type":"error"}"#,
+        r#"{"path":"a.rs","thread_id":"t1","turn_id":"u1","type":"file_changed"}"#,
+        r#"{"final_message":"ok","run_id":"r","status":"completed","thread_id":"t1","trace_path":"","turn_id":"u1","type":"result"}"#,
+    ];
+    let out = common::translate(lines.join("\n").as_bytes(), Dialect::Wuu, Dialect::Wuu);
+    for line in &lines[2..6] {
+        assert!(out.lines().any(|l| l == *line), "{line} did not come back as it was:\n{out}");
+    }
+    // Where the encoder writes them, they are written once, from its state.
+    let changed = common::values(&out).into_iter().find(|l| l["type"] == "file_changed").unwrap();
+    assert_eq!((changed["thread_id"].as_str(), changed["turn_id"].as_str()), (Some("t1"), Some("u1")));
+}

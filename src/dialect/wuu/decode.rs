@@ -85,6 +85,30 @@ impl Decoder {
     }
 }
 
+/// Whether the wuu encoder writes `thread_id` and `turn_id` on lines of `kind` from its own
+/// state, so that the decoder may drop ones naming the current thread and turn. On other
+/// lines (session_configured, error, subagent, provider_state, request_context, kinds wuu
+/// may add) they are the line's own members and stay, as any unknown member does.
+fn writes_ids_back(kind: &str) -> bool {
+    matches!(
+        kind,
+        "thread_started"
+            | "thread_resumed"
+            | "thread_forked"
+            | "turn_started"
+            | "agent_message_delta"
+            | "agent_message_final"
+            | "usage_updated"
+            | "turn_completed"
+            | "turn_failed"
+            | "turn_interrupted"
+            | "file_changed"
+            | "todo_updated"
+            | "result"
+    ) || kind.starts_with("tool_")
+        || kind.starts_with("command_")
+}
+
 #[derive(Debug, Clone, Copy)]
 enum Step {
     Start,
@@ -146,7 +170,9 @@ impl Decode for Decoder {
                 }
             }
         }
-        self.strip_ids(&mut m);
+        if writes_ids_back(&kind) {
+            self.strip_ids(&mut m);
+        }
         let event = match kind.as_ref() {
             "session_configured" => Event::Session(Session {
                 provider: m.take_str("provider"),

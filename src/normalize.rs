@@ -103,7 +103,8 @@ pub struct CallView {
     pub name: Option<String>,
     /// Kept only for an encoder that [uses them](crate::dialect::Encode::uses_call_arguments).
     pub arguments: Arguments,
-    /// Output streamed for the call before its result.
+    /// Output streamed for the call before its result; kept only for an encoder that
+    /// [uses it](crate::dialect::Encode::uses_call_output).
     pub output: Option<Text>,
 }
 
@@ -264,7 +265,8 @@ impl Normalizer {
                     if *accumulated {
                         call.output.clear();
                     }
-                    if call.output.as_read_len() + text.as_read_len() <= MAX_TOOL_OUTPUT_BYTES {
+                    if enc.uses_call_output() && call.output.as_read_len() + text.as_read_len() <= MAX_TOOL_OUTPUT_BYTES
+                    {
                         call.output.push(text);
                     }
                 }

@@ -143,6 +143,14 @@ impl Gather {
 }
 
 impl Encode for Gather {
+    fn uses_call_arguments(&self) -> bool {
+        false
+    }
+
+    fn uses_call_output(&self) -> bool {
+        false
+    }
+
     fn carries_summaries(&self) -> bool {
         true
     }

@@ -220,11 +220,19 @@ pub trait Encode {
     }
 
     /// Whether the encoder reads a call's arguments when its result comes
-    /// ([`CallView::arguments`](crate::normalize::CallView::arguments)): localcode's
-    /// `tool_result` repeats them. Where it does not, the normalizer keeps no copy of them
-    /// for the calls still open.
+    /// ([`CallView::arguments`](crate::normalize::CallView::arguments)), as localcode's
+    /// `tool_result` repeats them. An encoder that says no spares the normalizer a copy of
+    /// them for every call still open.
     fn uses_call_arguments(&self) -> bool {
-        false
+        true
+    }
+
+    /// Whether the encoder reads the output streamed for a call when its result comes
+    /// ([`CallView::output`](crate::normalize::CallView::output)), as the targets that put
+    /// the output on the result do. An encoder that says no spares the normalizer a copy of
+    /// every output delta.
+    fn uses_call_output(&self) -> bool {
+        true
     }
 }
 

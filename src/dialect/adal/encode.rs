@@ -83,6 +83,10 @@ fn status_word(s: ToolStatus) -> &'static str {
 }
 
 impl Encode for Encoder {
+    fn uses_call_arguments(&self) -> bool {
+        false
+    }
+
     fn needs_whole_digest(&self) -> bool {
         true
     }

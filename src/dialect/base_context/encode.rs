@@ -540,6 +540,10 @@ impl Encoder {
 }
 
 impl Encode for Encoder {
+    fn uses_call_arguments(&self) -> bool {
+        false
+    }
+
     fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
         let own = rec.origin == Dialect::BaseContext;
         match &rec.event {

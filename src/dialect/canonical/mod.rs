@@ -264,6 +264,14 @@ impl Encoder {
 }
 
 impl Encode for Encoder {
+    fn uses_call_arguments(&self) -> bool {
+        false
+    }
+
+    fn uses_call_output(&self) -> bool {
+        false
+    }
+
     fn carries_summaries(&self) -> bool {
         true
     }

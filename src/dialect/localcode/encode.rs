@@ -80,10 +80,6 @@ fn digits(n: u64) -> Field<'static> {
 }
 
 impl Encode for Encoder {
-    fn uses_call_arguments(&self) -> bool {
-        true
-    }
-
     fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
         let own = rec.origin == Dialect::Localcode;
         match &rec.event {

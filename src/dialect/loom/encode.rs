@@ -280,6 +280,14 @@ impl Encoder {
 }
 
 impl Encode for Encoder {
+    fn uses_call_arguments(&self) -> bool {
+        false
+    }
+
+    fn uses_call_output(&self) -> bool {
+        false
+    }
+
     fn needs_whole_digest(&self) -> bool {
         true
     }

@@ -253,6 +253,14 @@ impl Encoder {
 }
 
 impl Encode for Encoder {
+    fn uses_call_arguments(&self) -> bool {
+        false
+    }
+
+    fn uses_call_output(&self) -> bool {
+        false
+    }
+
     fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
         let own = rec.origin == Dialect::Wuu;
         let extra = own.then_some(&rec.extra);

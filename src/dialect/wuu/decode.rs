@@ -59,8 +59,14 @@ impl Decoder {
     /// Notes that `family` reported an event for `item`; true when this event repeats what the
     /// other family already said (then it adds nothing).
     fn seen(&mut self, item: &str, family: Family, what: Step) -> bool {
-        make_room(&mut self.items, item);
-        let entry = self.items.entry(item.to_string()).or_default();
+        let i = match self.items.get_index_of(item) {
+            Some(i) => i,
+            None => {
+                make_room(&mut self.items, item);
+                self.items.insert_full(item.to_string(), Item::default()).0
+            }
+        };
+        let entry = &mut self.items[i];
         match family {
             Family::Tool => entry.tool = true,
             Family::Command => entry.command = true,
@@ -71,12 +77,12 @@ impl Decoder {
             Step::End => {
                 let twin_seen = entry.tool && entry.command;
                 if entry.done {
-                    self.items.shift_remove(item);
+                    self.items.shift_remove_index(i);
                     true
                 } else {
                     entry.done = true;
                     if !twin_seen {
-                        self.items.shift_remove(item);
+                        self.items.shift_remove_index(i);
                     }
                     false
                 }
@@ -162,7 +168,7 @@ impl Decode for Decoder {
                 "_completed" | "_removed" => Some(Step::End),
                 _ => None,
             };
-            if let (Some(step), Some(item)) = (step, m.get_str("item_id").map(|i| i.into_owned())) {
+            if let (Some(step), Some(item)) = (step, m.get_str("item_id")) {
                 if self.seen(&item, family, step) {
                     // The other family already reported this: one call, counted once.
                     out.fold();

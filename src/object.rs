@@ -52,7 +52,7 @@ impl<'a> Member<'a> {
     /// The value as a `Value` tree.
     pub fn to_value(&self) -> Value {
         match self {
-            Member::Raw(r, _) => simple_value(r).unwrap_or_else(|| {
+            Member::Raw(r, as_is) => simple_value(r, *as_is).unwrap_or_else(|| {
                 serde_json::from_str(r).unwrap_or_else(|e| {
                     // serde_json's position is in the member, not the line: left out.
                     let why = e.to_string();
@@ -75,7 +75,7 @@ impl<'a> Member<'a> {
     /// The value if it is a string. Without escapes, a raw string is its own text.
     pub fn as_str(&self) -> Option<Cow<'_, str>> {
         match self {
-            Member::Raw(r, _) => raw_str(r),
+            Member::Raw(r, as_is) => raw_str(r, *as_is),
             Member::Value(Value::String(s)) => Some(Cow::Borrowed(s)),
             Member::Value(_) => None,
         }
@@ -85,7 +85,7 @@ impl<'a> Member<'a> {
     /// back.
     pub fn into_str(self) -> Result<Cow<'a, str>, Self> {
         match self {
-            Member::Raw(r, _) => raw_str(r).ok_or(self),
+            Member::Raw(r, as_is) => raw_str(r, as_is).ok_or(self),
             Member::Value(Value::String(s)) => Ok(Cow::Owned(s)),
             other => Err(other),
         }
@@ -124,15 +124,12 @@ impl<'a> Member<'a> {
     }
 }
 
-/// The value of raw JSON text that needs no parser: a string without escapes, an integer of
+/// The value of raw JSON text that needs no parser: a string (see [`raw_str`]), an integer of
 /// up to 19 digits (which a u64 holds), `true`, `false` or `null`, as serde_json would read
 /// it. The scan has checked the text; anything else is `None`.
-fn simple_value(text: &str) -> Option<Value> {
+fn simple_value(text: &str, as_is: AsIs) -> Option<Value> {
     match text.as_bytes().first()? {
-        b'"' => {
-            let inner = text.strip_prefix('"')?.strip_suffix('"')?;
-            memchr::memchr(b'\\', inner.as_bytes()).is_none().then(|| Value::String(inner.to_string()))
-        }
+        b'"' => Some(Value::String(raw_str(text, as_is)?.into_owned())),
         b'0'..=b'9' if text.len() < 20 && text.bytes().all(|b| b.is_ascii_digit()) => {
             text.parse::<u64>().ok().map(Value::from)
         }
@@ -178,10 +175,11 @@ fn too_deep(text: &[u8]) -> bool {
     false
 }
 
-/// The text of a JSON string literal: borrowed when it has no escapes.
-fn raw_str(text: &str) -> Option<Cow<'_, str>> {
+/// The text of a JSON string literal: borrowed when it has no escapes (which the scan noted,
+/// when it read the literal).
+fn raw_str(text: &str, as_is: AsIs) -> Option<Cow<'_, str>> {
     let inner = text.strip_prefix('"')?.strip_suffix('"')?;
-    if memchr::memchr(b'\\', inner.as_bytes()).is_none() {
+    if !as_is.escaped().unwrap_or_else(|| memchr::memchr(b'\\', inner.as_bytes()).is_some()) {
         return Some(Cow::Borrowed(inner));
     }
     // Anything the fast path does not take (a lone surrogate, say) is left to serde_json.

@@ -28,9 +28,21 @@ impl AsIs {
     /// The compact, spaced and sorted layouts (serde_json's and Python's escapes).
     const SERDE: u8 = 2;
     const GO: u8 = 4;
+    /// It has escapes.
+    const ESCAPED: u8 = 8;
 
-    pub fn known(serde: bool, go: bool) -> AsIs {
-        AsIs(Self::KNOWN | if serde { Self::SERDE } else { 0 } | if go { Self::GO } else { 0 })
+    pub fn known(serde: bool, go: bool, escaped: bool) -> AsIs {
+        AsIs(
+            Self::KNOWN
+                | if serde { Self::SERDE } else { 0 }
+                | if go { Self::GO } else { 0 }
+                | if escaped { Self::ESCAPED } else { 0 },
+        )
+    }
+
+    /// Whether the inside has escapes; `None` when not known.
+    pub fn escaped(self) -> Option<bool> {
+        (self.0 & Self::KNOWN != 0).then_some(self.0 & Self::ESCAPED != 0)
     }
 
     /// Whether `layout` writes it as it is; `None` when not known.
@@ -58,7 +70,8 @@ impl Text {
 
     /// [`Text::from_json_inner`], with what the scan found of its escapes.
     pub fn from_json_inner_known(inner: &str, as_is: AsIs) -> Text {
-        Text { s: inner.to_string(), escaped: memchr::memchr(b'\\', inner.as_bytes()).is_some(), as_is }
+        let escaped = as_is.escaped().unwrap_or_else(|| memchr::memchr(b'\\', inner.as_bytes()).is_some());
+        Text { s: inner.to_string(), escaped, as_is }
     }
 
     /// The characters, decoded if they were kept escaped.
@@ -226,7 +239,7 @@ pub(crate) fn read_inside(b: &[u8], i: usize) -> Option<Inside> {
         Some(None) => return None,
         None => None,
     };
-    Some(Inside { closed, escaped, as_is: AsIs::known(serde, go.get()) })
+    Some(Inside { closed, escaped, as_is: AsIs::known(serde, go.get(), escaped) })
 }
 
 /// The escape at `b[i]` (a backslash): checked, and whether it is the one serde_json (and

@@ -136,31 +136,48 @@ pub(crate) fn iso(ms: u64) -> String {
     format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z", rem / 3600, rem % 3600 / 60, rem % 60, ms % 1000)
 }
 
-/// The usage object of an assistant message: base-context's `input` excludes the cache
-/// figures that canonical input includes. Cost is unknown here: zeros.
-fn usage_json(t: &Tokens) -> Value {
+/// The four counts of an assistant message's usage, in its order: base-context's `input`
+/// excludes the cache figures that canonical input includes.
+fn usage_counts(t: &Tokens) -> [(&'static str, u64); 5] {
     let cache_read = t.cache_read.unwrap_or(0);
     let cache_write = t.cache_write.unwrap_or(0);
     let input = t.input.unwrap_or(0).saturating_sub(cache_read + cache_write);
     let output = t.output.unwrap_or(0);
+    [
+        ("input", input),
+        ("output", output),
+        ("cacheRead", cache_read),
+        ("cacheWrite", cache_write),
+        ("totalTokens", input + output + cache_read + cache_write),
+    ]
+}
+
+/// [`usage_json`] written straight to `out`, byte for byte (it is on every line of the plain
+/// form's updates).
+fn write_usage(out: &mut Vec<u8>, t: &Tokens) {
+    for (n, (key, count)) in usage_counts(t).into_iter().enumerate() {
+        out.push(if n == 0 { b'{' } else { b',' });
+        write_str(out, key, Layout::Compact);
+        out.push(b':');
+        // serde_json's integer formatting (itoa), which cannot fail on a Vec.
+        let _ = serde_json::to_writer(&mut *out, &count);
+    }
+    out.extend_from_slice(br#","cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}"#);
+}
+
+/// The usage object of an assistant message. Cost is unknown here: zeros.
+fn usage_json(t: &Tokens) -> Value {
     let zero = json!(0);
-    obj(vec![
-        ("input", json!(input)),
-        ("output", json!(output)),
-        ("cacheRead", json!(cache_read)),
-        ("cacheWrite", json!(cache_write)),
-        ("totalTokens", json!(input + output + cache_read + cache_write)),
-        (
-            "cost",
-            obj(vec![
-                ("input", zero.clone()),
-                ("output", zero.clone()),
-                ("cacheRead", zero.clone()),
-                ("cacheWrite", zero.clone()),
-                ("total", zero),
-            ]),
-        ),
-    ])
+    let mut pairs: Vec<(&str, Value)> = usage_counts(t).into_iter().map(|(k, n)| (k, json!(n))).collect();
+    let cost = [
+        ("input", zero.clone()),
+        ("output", zero.clone()),
+        ("cacheRead", zero.clone()),
+        ("cacheWrite", zero.clone()),
+        ("total", zero),
+    ];
+    pairs.push(("cost", obj(cost.to_vec())));
+    obj(pairs)
 }
 
 fn args_object(a: &Arguments) -> Value {
@@ -199,7 +216,7 @@ impl Encoder {
         out.extend_from_slice(b"],\"api\":\"unknown\",\"provider\":\"unknown\",\"model\":");
         write_str(out, ctx.model.as_deref().unwrap_or("unknown"), Layout::Compact);
         out.extend_from_slice(b",\"usage\":");
-        write_value(out, &usage_json(&m.usage), Layout::Compact);
+        write_usage(out, &m.usage);
         out.extend_from_slice(b",\"stopReason\":");
         write_str(out, stop, Layout::Compact);
         out.extend_from_slice(format!(",\"timestamp\":{}}}", self.epoch_ms).as_bytes());
@@ -799,17 +816,25 @@ mod tests {
         let mut enc =
             Encoder::new(&EncodeOptions { source_date_epoch: Some(1_700_000_000), ..EncodeOptions::default() });
         enc.epoch_ms = 1_700_000_000_123;
-        let m = Message {
+        let mut m = Message {
             content: vec![
                 json!({"type": "text", "text": "a \"quoted\" <line>\n"}),
                 json!({"type": "toolCall", "id": "t1", "name": "sh", "arguments": {"z": 1, "a": [true, null]}}),
             ],
-            usage: Tokens { input: Some(100), output: Some(7), cache_read: Some(40), ..Tokens::default() },
+            usage: Tokens::default(),
             open_block: None,
             state: State::Open,
             id: 3,
         };
-        for model in [None, Some("m-\u{e9}".to_string())] {
+        let usages = [
+            Tokens { input: Some(100), output: Some(7), cache_read: Some(40), ..Tokens::default() },
+            Tokens::default(),
+            Tokens { input: Some(u64::MAX / 4), output: Some(1 << 40), cache_write: Some(12_345), ..Tokens::default() },
+        ];
+        for (model, usage) in
+            [None, Some("m-\u{e9}".to_string())].into_iter().flat_map(|m| usages.map(|u| (m.clone(), u)))
+        {
+            m.usage = usage;
             let ctx = Context { model, ..Context::default() };
             let mut straight = Vec::new();
             enc.write_assistant(&mut straight, &m, &ctx, "toolUse");

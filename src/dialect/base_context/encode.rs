@@ -39,7 +39,8 @@ pub struct Encoder {
     msg: Option<Message>,
     /// Lines held while the message waits for its usage (see `State::Ended`).
     held: Vec<u8>,
-    round_results: Vec<Value>,
+    /// The round's toolResult messages as JSON text, comma-separated, for its `turn_end`.
+    round_results: Vec<u8>,
     /// Every message of the agent loop, for its `agent_end` (base-context's format holds
     /// them): as the compact JSON text of the list's elements, a tenth of what the values
     /// would take.
@@ -68,11 +69,18 @@ pub struct Encoder {
 /// Adds a message to a list of the loop's messages (for its `agent_end`), as compact JSON
 /// text; where its text is there.
 fn keep(list: &mut Vec<u8>, message: &Value) -> Range<usize> {
+    let mut text = Vec::new();
+    write_value(&mut text, message, Layout::Compact);
+    keep_text(list, &text)
+}
+
+/// [`keep`] for a message already written as compact JSON.
+fn keep_text(list: &mut Vec<u8>, message: &[u8]) -> Range<usize> {
     if !list.is_empty() {
         list.push(b',');
     }
     let start = list.len();
-    write_value(list, message, Layout::Compact);
+    list.extend_from_slice(message);
     start..list.len()
 }
 
@@ -435,10 +443,12 @@ impl Encoder {
             }
         };
         let results = std::mem::take(&mut self.round_results);
-        self.put(
-            sink,
-            obj(vec![("type", json!("turn_end")), ("message", message), ("toolResults", Value::Array(results))]),
-        );
+        let out = self.out(sink);
+        out.extend_from_slice(b"{\"type\":\"turn_end\",\"message\":");
+        write_value(out, &message, Layout::Compact);
+        out.extend_from_slice(b",\"toolResults\":[");
+        out.extend_from_slice(&results);
+        out.extend_from_slice(b"]}\n");
         self.round_open = false;
         self.msg = None;
     }
@@ -487,41 +497,58 @@ impl Encoder {
         );
     }
 
-    fn tool_end(&mut self, ctx: &Context, sink: &mut Sink<'_>, id: &str, name: &str, output: &str, failed: bool) {
+    /// A call's end: its `tool_execution_end` and its toolResult message. Written straight
+    /// as JSON text: the output (most of the bytes) is copied as it was read where its escapes
+    /// are the ones written here, and written once for both lines.
+    fn tool_end(&mut self, ctx: &Context, sink: &mut Sink<'_>, id: &str, name: &str, output: &Text, failed: bool) {
         self.exec_start(ctx, sink, id, name);
         self.started.shift_remove(id);
-        let content = json!([{"type": "text", "text": output}]);
-        self.put(
-            sink,
-            obj(vec![
-                ("type", json!("tool_execution_end")),
-                ("toolCallId", json!(id)),
-                ("toolName", json!(name)),
-                ("result", obj(vec![("content", content.clone()), ("details", json!({}))])),
-                ("isError", json!(failed)),
-            ]),
-        );
-        let message = obj(vec![
-            ("role", json!("toolResult")),
-            ("toolCallId", json!(id)),
-            ("toolName", json!(name)),
-            ("content", content),
-            ("isError", json!(failed)),
-            ("timestamp", json!(self.epoch_ms)),
-        ]);
-        self.round_results.push(message.clone());
-        self.whole_message(sink, message);
+        // [{"type":"text","text":output}], then what both lines say of the call.
+        let mut content = b"[{\"type\":\"text\",\"text\":".to_vec();
+        output.write(&mut content, Layout::Compact);
+        content.extend_from_slice(b"}]");
+        let mut call = b",\"toolCallId\":".to_vec();
+        write_str(&mut call, id, Layout::Compact);
+        call.extend_from_slice(b",\"toolName\":");
+        write_str(&mut call, name, Layout::Compact);
+        let failed: &[u8] = if failed { b"true" } else { b"false" };
+
+        let out = self.out(sink);
+        out.extend_from_slice(b"{\"type\":\"tool_execution_end\"");
+        out.extend_from_slice(&call);
+        out.extend_from_slice(b",\"result\":{\"content\":");
+        out.extend_from_slice(&content);
+        out.extend_from_slice(b",\"details\":{}},\"isError\":");
+        out.extend_from_slice(failed);
+        out.extend_from_slice(b"}\n");
+
+        let mut message = b"{\"role\":\"toolResult\"".to_vec();
+        message.extend_from_slice(&call);
+        message.extend_from_slice(b",\"content\":");
+        message.extend_from_slice(&content);
+        message.extend_from_slice(b",\"isError\":");
+        message.extend_from_slice(failed);
+        message.extend_from_slice(format!(",\"timestamp\":{}}}", self.epoch_ms).as_bytes());
+        keep_text(&mut self.round_results, &message);
+        self.whole_message_text(sink, &message);
         self.calls.shift_remove(id);
     }
 
     /// A message that is not streamed (user, toolResult, custom): its start and end, and a place
     /// in the loop's messages.
     fn whole_message(&mut self, sink: &mut Sink<'_>, message: Value) {
+        let mut text = Vec::new();
+        write_value(&mut text, &message, Layout::Compact);
+        self.whole_message_text(sink, &text);
+    }
+
+    /// [`Encoder::whole_message`] for a message already written as compact JSON.
+    fn whole_message_text(&mut self, sink: &mut Sink<'_>, message: &[u8]) {
         // One made while the assistant message waits for its usage (its lines are held with the
         // rest) follows that message in the loop's list too.
         let waiting = self.msg.as_ref().is_some_and(|m| m.state == State::Ended);
         let mut kept = std::mem::take(if waiting { &mut self.held_messages } else { &mut self.loop_messages });
-        let text = keep(&mut kept, &message);
+        let text = keep_text(&mut kept, message);
         // The message's text is written once, into the list, and copied into its lines.
         for kind in ["message_start", "message_end"] {
             write_message_line(self.out(sink), kind, None, &kept[text.clone()]);
@@ -679,20 +706,21 @@ impl Encode for Encoder {
             Event::ToolResult(r) => {
                 let id = r.id.clone().unwrap_or_default();
                 let name = r.name.clone().or_else(|| ctx.call.name.clone()).unwrap_or_default();
-                let output = r
-                    .output
-                    .clone()
-                    .or_else(|| ctx.call.output.clone())
-                    .map(Text::into_string)
-                    .or_else(|| r.error.clone())
-                    .unwrap_or_default();
-                self.tool_end(ctx, sink, &id, &name, &output, r.status != ToolStatus::Completed);
+                let error;
+                let output = match (&r.output, &ctx.call.output) {
+                    (Some(t), _) | (None, Some(t)) => t,
+                    (None, None) => {
+                        error = Text::from(r.error.clone().unwrap_or_default());
+                        &error
+                    }
+                };
+                self.tool_end(ctx, sink, &id, &name, output, r.status != ToolStatus::Completed);
             }
             Event::PermissionDenied(d) => {
                 // A blocked call still has a start and an end, with isError, as the agent does.
                 let id = d.id.clone().unwrap_or_default();
                 let why = format!("permission denied: {}", d.reason.as_deref().unwrap_or("approval required"));
-                self.tool_end(ctx, sink, &id, &d.name, &why, true);
+                self.tool_end(ctx, sink, &id, &d.name, &Text::from(why), true);
             }
             Event::Usage(u) => {
                 // Usage belongs on an assistant message whose end is not out yet: after one

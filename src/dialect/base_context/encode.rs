@@ -54,7 +54,8 @@ pub struct Encoder {
     /// Calls made and not yet answered, and those running (bounded as the normalizer bounds
     /// open calls).
     calls: IndexMap<String, (String, Value)>,
-    started: IndexMap<String, String>,
+    /// Calls running, with the output they have streamed so far (kept as read).
+    started: IndexMap<String, Text>,
     last_text: Option<String>,
     /// The stop reason of the last assistant message written.
     last_stop: String,
@@ -484,7 +485,7 @@ impl Encoder {
         self.ensure_round(ctx, sink);
         self.tools_run(ctx, sink);
         make_room(&mut self.started, id);
-        self.started.insert(id.to_string(), String::new());
+        self.started.insert(id.to_string(), Text::default());
         let args = self.calls.get(id).map(|c| c.1.clone()).unwrap_or_else(|| json!({}));
         self.put(
             sink,
@@ -686,22 +687,25 @@ impl Encode for Encoder {
                 self.exec_start(ctx, sink, id, &name);
                 let so_far = self.started.entry(id.clone()).or_default();
                 if *accumulated {
-                    *so_far = text.as_str().into_owned();
+                    so_far.clone_from(text);
                 } else {
-                    so_far.push_str(&text.as_str());
+                    so_far.push(text);
                 }
-                let partial = json!({"content": [{"type": "text", "text": so_far.clone()}], "details": {}});
-                let args = self.calls.get(id).map(|c| c.1.clone()).unwrap_or_else(|| json!({}));
-                self.put(
-                    sink,
-                    obj(vec![
-                        ("type", json!("tool_execution_update")),
-                        ("toolCallId", json!(id)),
-                        ("toolName", json!(name)),
-                        ("args", args),
-                        ("partialResult", partial),
-                    ]),
-                );
+                // Written straight: the output so far is copied as it was read where its escapes
+                // are the compact layout's.
+                let mut line = b"{\"type\":\"tool_execution_update\",\"toolCallId\":".to_vec();
+                write_str(&mut line, id, Layout::Compact);
+                line.extend_from_slice(b",\"toolName\":");
+                write_str(&mut line, &name, Layout::Compact);
+                line.extend_from_slice(b",\"args\":");
+                match self.calls.get(id) {
+                    Some(c) => write_value(&mut line, &c.1, Layout::Compact),
+                    None => line.extend_from_slice(b"{}"),
+                }
+                line.extend_from_slice(b",\"partialResult\":{\"content\":[{\"type\":\"text\",\"text\":");
+                so_far.write(&mut line, Layout::Compact);
+                line.extend_from_slice(b"}],\"details\":{}}}\n");
+                self.out(sink).extend_from_slice(&line);
             }
             Event::ToolResult(r) => {
                 let id = r.id.clone().unwrap_or_default();

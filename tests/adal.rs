@@ -29,6 +29,42 @@ fn nothing_follows_permission_denied_but_complete_with_exit_code_2() {
 }
 
 #[test]
+fn a_run_stopped_for_approval_names_the_call_it_stopped_at() {
+    // A source that ends permission_denied without a refusal record of its own: adal reports
+    // the refusal as the last call left unanswered, with the actions awaiting approval.
+    let out = to_adal(&[
+        json!({"v": 1, "type": "tool_call", "id": "a", "name": "read_file", "arguments": {"path": "x"}}),
+        json!({"v": 1, "type": "tool_result", "id": "a", "status": "completed", "output": "ok"}),
+        json!({"v": 1, "type": "tool_call", "id": "b", "name": "merge", "arguments": {"branch": "main"}}),
+        json!({"v": 1, "type": "approval", "actions": ["repository.merge"]}),
+        json!({"v": 1, "type": "terminal", "outcome": "permission_denied"}),
+    ]);
+    assert_eq!(kinds(&out), vec!["tool_call", "tool_result", "tool_call", "permission_denied", "complete"]);
+    assert_eq!(
+        out[3],
+        json!({"type": "permission_denied", "id": "b", "name": "merge", "args": {"branch": "main"}, "reason": "approval required: repository.merge"})
+    );
+    assert_eq!(out[4]["exit_code"], 2);
+
+    // Every call answered, or none made: no call to name, and the run still ends with code 2.
+    for calls in [
+        vec![
+            json!({"v": 1, "type": "tool_call", "id": "a", "name": "read_file", "arguments": {}}),
+            json!({"v": 1, "type": "tool_result", "id": "a", "status": "completed", "output": "ok"}),
+        ],
+        vec![],
+    ] {
+        let mut input = calls.clone();
+        input.push(
+            json!({"v": 1, "type": "terminal", "outcome": "permission_denied", "error": "permission denied: rm"}),
+        );
+        let out = to_adal(&input);
+        assert!(!kinds(&out).contains(&"permission_denied"), "{out:?}");
+        assert_eq!(out.last().unwrap()["exit_code"], 2);
+    }
+}
+
+#[test]
 fn a_failed_run_says_why_in_an_error_event_before_complete() {
     let out =
         to_adal(&[json!({"v": 1, "type": "terminal", "outcome": "failed", "error": "auth failed: token expired"})]);

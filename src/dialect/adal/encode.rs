@@ -7,6 +7,16 @@ use crate::json::{write_line, Field, Layout};
 use crate::normalize::Context;
 use crate::report::Fate;
 
+/// A tool call as written (its args as compact JSON), in buffers reused from call to call.
+#[derive(Default)]
+struct LastCall {
+    id: String,
+    name: String,
+    args: Vec<u8>,
+    /// No result has answered it.
+    open: bool,
+}
+
 pub struct Encoder {
     contract: &'static Contract,
     /// A permission_denied was written: the run stopped there, no tool events follow.
@@ -16,6 +26,11 @@ pub struct Encoder {
     /// A final answer read from another dialect, written just before `complete` if the run
     /// completed: adal writes `answer` on success only.
     pending_answer: Option<String>,
+    /// The last tool call written: while no result has answered it, the call a run that
+    /// stopped for approval stopped at, when the source names none.
+    last_call: LastCall,
+    /// The actions a source said await approval (loom's `Approval`).
+    approval: Vec<String>,
 }
 
 impl Encoder {
@@ -26,6 +41,8 @@ impl Encoder {
             answered: false,
             errored: false,
             pending_answer: None,
+            last_call: LastCall::default(),
+            approval: Vec::new(),
         }
     }
 }
@@ -101,16 +118,22 @@ impl Encode for Encoder {
                 return Fate::Dropped;
             }
             Event::ToolCall(c) => {
-                emit(
-                    sink,
-                    "tool_call",
-                    vec![
-                        ("id", Field::Str(c.id.as_deref().unwrap_or(""))),
-                        ("name", Field::Str(&c.name)),
-                        ("args", args_object(&c.arguments)),
-                    ],
-                    extra,
-                );
+                let id = c.id.as_deref().unwrap_or("");
+                let fields =
+                    vec![("id", Field::Str(id)), ("name", Field::Str(&c.name)), ("args", args_object(&c.arguments))];
+                let line = build_line(self.contract, "tool_call", fields, extra);
+                line.write(sink.out, Layout::Compact);
+                let last = &mut self.last_call;
+                last.id.clear();
+                last.id.push_str(id);
+                last.name.clear();
+                last.name.push_str(&c.name);
+                last.args.clear();
+                match line.into_value("args") {
+                    Some(args) => args.write(&mut last.args, Layout::Compact),
+                    None => last.args.extend_from_slice(b"{}"),
+                }
+                last.open = true;
             }
             Event::ToolResult(r) => {
                 let id = r.id.clone().unwrap_or_default();
@@ -124,6 +147,9 @@ impl Encode for Encoder {
                         vec![("id", Field::Str(&id)), ("name", Field::Str(&name)), ("args", args_object(&r.arguments))],
                         None,
                     );
+                }
+                if self.last_call.id == id {
+                    self.last_call.open = false;
                 }
                 let fields = vec![
                     ("id", Field::Str(&id)),
@@ -155,7 +181,35 @@ impl Encode for Encoder {
                 emit(sink, "error", vec![("message", Value::String(message.clone()))], extra);
                 self.errored = true;
             }
+            Event::Approval { actions } => {
+                self.approval.clone_from(actions);
+                return Fate::Absorbed;
+            }
             Event::Terminal(t) => {
+                if t.outcome == Outcome::PermissionDenied && !self.denied {
+                    // adal reports a refusal as the call it stopped at: the last call left
+                    // unanswered, where the source did not name one. (With none, the run
+                    // still ends with exit_code 2.)
+                    if std::mem::take(&mut self.last_call.open) {
+                        let LastCall { id, name, args, .. } = &self.last_call;
+                        let reason = match (&self.approval[..], &t.error) {
+                            ([], Some(e)) => e.clone(),
+                            ([], None) => "approval required".to_string(),
+                            (actions, _) => format!("approval required: {}", actions.join(", ")),
+                        };
+                        sink.report.synthesized("permission_denied");
+                        // Written by our writer: valid UTF-8.
+                        let args = std::str::from_utf8(args).unwrap_or("{}");
+                        let fields = vec![
+                            ("id", Field::Str(id)),
+                            ("name", Field::Str(name)),
+                            ("args", Field::Json(args)),
+                            ("reason", Field::Str(&reason)),
+                        ];
+                        emit(sink, "permission_denied", fields, None);
+                        self.denied = true;
+                    }
+                }
                 let outcome = if self.denied { Outcome::PermissionDenied } else { t.outcome };
                 let exit_code = self.contract.outcome_code(outcome, "exit_code").unwrap_or(1);
                 if exit_code == 1 && !self.errored {

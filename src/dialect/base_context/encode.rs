@@ -145,8 +145,8 @@ pub(crate) fn iso(ms: u64) -> String {
     format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z", rem / 3600, rem % 3600 / 60, rem % 60, ms % 1000)
 }
 
-/// The four counts of an assistant message's usage, in its order: base-context's `input`
-/// excludes the cache figures that canonical input includes.
+/// The counts of an assistant message's usage in its order (four, then their total):
+/// base-context's `input` excludes the cache figures that canonical input includes.
 fn usage_counts(t: &Tokens) -> [(&'static str, u64); 5] {
     let cache_read = t.cache_read.unwrap_or(0);
     let cache_write = t.cache_write.unwrap_or(0);

@@ -295,7 +295,9 @@ impl<'a> Object<'a> {
             clash |= seen & bit != 0;
             seen |= bit;
         }
-        if !clash {
+        // The mask's bits can clash for different keys (a line of seven keys does so about one
+        // time in six): the keys themselves tell, and a copy is made only for a real repeat.
+        if !clash || !members.iter().enumerate().any(|(i, (k, _))| members[..i].iter().any(|(h, _)| h == k)) {
             return Ok(Object { members });
         }
         let mut out: Vec<(Cow<'a, str>, Member<'a>)> = Vec::with_capacity(members.len());

@@ -179,7 +179,7 @@ fn too_deep(text: &[u8]) -> bool {
 /// when it read the literal).
 fn raw_str(text: &str, as_is: AsIs) -> Option<Cow<'_, str>> {
     let inner = text.strip_prefix('"')?.strip_suffix('"')?;
-    if !as_is.escaped().unwrap_or_else(|| memchr::memchr(b'\\', inner.as_bytes()).is_some()) {
+    if !as_is.escapes_in(inner) {
         return Some(Cow::Borrowed(inner));
     }
     // Anything the fast path does not take (a lone surrogate, say) is left to serde_json.

@@ -30,7 +30,7 @@ pub(crate) fn object(text: &str) -> Option<Vec<(Cow<'_, str>, Member<'_>)>> {
         loop {
             s.eat(b'"')?;
             let start = s.i;
-            let (escaped, _) = s.string()?;
+            let escaped = s.string()?.escaped() == Some(true);
             let key = &text[start..s.i - 1];
             let key = if escaped { Cow::Owned(crate::object::unescape(key)?) } else { Cow::Borrowed(key) };
             s.ws();
@@ -113,19 +113,19 @@ impl Scanner<'_> {
         }
     }
 
-    /// A string's inside and its closing quote (the opening one is read): whether it had
-    /// escapes, and which layouts write its inside as it is (see [`AsIs`]). A control
-    /// character, a bad escape or a surrogate escape is left to serde_json.
-    fn string(&mut self) -> Option<(bool, AsIs)> {
+    /// A string's inside and its closing quote (the opening one is read): which layouts write
+    /// its inside as it is, and whether it had escapes (see [`AsIs`]). A control character, a
+    /// bad escape or a surrogate escape is left to serde_json.
+    fn string(&mut self) -> Option<AsIs> {
         let inside = read_inside(self.b, self.i)?;
         self.i = inside.closed?;
-        Some((inside.escaped, inside.as_is))
+        Some(inside.as_is)
     }
 
     /// A value; for a string, which layouts write its inside as it is.
     fn value(&mut self) -> Option<AsIs> {
         match self.next()? {
-            b'"' => return self.string().map(|(_, as_is)| as_is),
+            b'"' => return self.string(),
             b'{' => self.nested(b'}', true),
             b'[' => self.nested(b']', false),
             b't' => self.word(b"rue"),

@@ -45,6 +45,11 @@ impl AsIs {
         (self.0 & Self::KNOWN != 0).then_some(self.0 & Self::ESCAPED != 0)
     }
 
+    /// Whether `inner`, the inside this describes, has escapes: as noted, else looked for.
+    pub fn escapes_in(self, inner: &str) -> bool {
+        self.escaped().unwrap_or_else(|| memchr::memchr(b'\\', inner.as_bytes()).is_some())
+    }
+
     /// Whether `layout` writes it as it is; `None` when not known.
     fn in_layout(self, layout: Layout) -> Option<bool> {
         let bit = if layout == Layout::Go { Self::GO } else { Self::SERDE };
@@ -70,8 +75,7 @@ impl Text {
 
     /// [`Text::from_json_inner`], with what the scan found of its escapes.
     pub fn from_json_inner_known(inner: &str, as_is: AsIs) -> Text {
-        let escaped = as_is.escaped().unwrap_or_else(|| memchr::memchr(b'\\', inner.as_bytes()).is_some());
-        Text { s: inner.to_string(), escaped, as_is }
+        Text { s: inner.to_string(), escaped: as_is.escapes_in(inner), as_is }
     }
 
     /// The characters, decoded if they were kept escaped.
@@ -189,7 +193,7 @@ pub fn written_as_is(inner: &str, layout: Layout) -> bool {
 pub(crate) struct Inside {
     /// The index after the closing quote; `None` where the bytes ended first.
     pub closed: Option<usize>,
-    pub escaped: bool,
+    /// Which layouts write it as it is, and whether it has escapes.
     pub as_is: AsIs,
 }
 
@@ -239,7 +243,7 @@ pub(crate) fn read_inside(b: &[u8], i: usize) -> Option<Inside> {
         Some(None) => return None,
         None => None,
     };
-    Some(Inside { closed, escaped, as_is: AsIs::known(serde, go.get(), escaped) })
+    Some(Inside { closed, as_is: AsIs::known(serde, go.get(), escaped) })
 }
 
 /// The escape at `b[i]` (a backslash): checked, and whether it is the one serde_json (and

@@ -259,14 +259,14 @@ impl Normalizer {
                     },
                 );
             }
-            Event::ToolOutput { id, text, accumulated } => {
-                let key = id.clone().or_else(|| self.open.keys().last().cloned());
-                if let Some(call) = key.and_then(|k| self.open.get_mut(&k)) {
+            // The output is kept for the call's result only where the encoder reads it there.
+            Event::ToolOutput { id, text, accumulated } if enc.uses_call_output() => {
+                let key = id.as_deref().or_else(|| self.open.keys().last().map(String::as_str));
+                if let Some(call) = key.and_then(|k| self.open.get_index_of(k)).map(|i| &mut self.open[i]) {
                     if *accumulated {
                         call.output.clear();
                     }
-                    if enc.uses_call_output() && call.output.as_read_len() + text.as_read_len() <= MAX_TOOL_OUTPUT_BYTES
-                    {
+                    if call.output.as_read_len() + text.as_read_len() <= MAX_TOOL_OUTPUT_BYTES {
                         call.output.push(text);
                     }
                 }

@@ -197,6 +197,31 @@ fn args_object(a: &Arguments) -> Value {
     }
 }
 
+/// [`Encoder::out`], from the fields it looks at (for a caller that holds another field).
+fn line_to<'s>(msg: &Option<Message>, held: &'s mut Vec<u8>, out: &'s mut Vec<u8>) -> &'s mut Vec<u8> {
+    if msg.as_ref().is_some_and(|m| m.state == State::Ended) {
+        held
+    } else {
+        out
+    }
+}
+
+/// `,"toolCallId":…,"toolName":…`: how tool lines and a toolResult message name their call.
+fn write_call(out: &mut Vec<u8>, id: &str, name: &str) {
+    out.extend_from_slice(b",\"toolCallId\":");
+    write_str(out, id, Layout::Compact);
+    out.extend_from_slice(b",\"toolName\":");
+    write_str(out, name, Layout::Compact);
+}
+
+/// A tool's output as content, `[{"type":"text","text":…}]`, copied as it was read where its
+/// escapes are the compact layout's.
+fn write_text_content(out: &mut Vec<u8>, text: &Text) {
+    out.extend_from_slice(b"[{\"type\":\"text\",\"text\":");
+    text.write(out, Layout::Compact);
+    out.extend_from_slice(b"}]");
+}
+
 impl Encoder {
     /// Writes a line now, or holds it while the message waits for its usage.
     fn put(&mut self, sink: &mut Sink<'_>, v: Value) {
@@ -205,11 +230,7 @@ impl Encoder {
 
     /// Where a line goes: out, or held while the assistant message waits for its usage.
     fn out<'s>(&'s mut self, sink: &'s mut Sink<'_>) -> &'s mut Vec<u8> {
-        if self.msg.as_ref().is_some_and(|m| m.state == State::Ended) {
-            &mut self.held
-        } else {
-            sink.out
-        }
+        line_to(&self.msg, &mut self.held, sink.out)
     }
 
     /// [`Encoder::assistant`] written straight to `out` as compact JSON, byte for byte, without
@@ -504,14 +525,11 @@ impl Encoder {
     fn tool_end(&mut self, ctx: &Context, sink: &mut Sink<'_>, id: &str, name: &str, output: &Text, failed: bool) {
         self.exec_start(ctx, sink, id, name);
         self.started.shift_remove(id);
-        // [{"type":"text","text":output}], then what both lines say of the call.
-        let mut content = b"[{\"type\":\"text\",\"text\":".to_vec();
-        output.write(&mut content, Layout::Compact);
-        content.extend_from_slice(b"}]");
-        let mut call = b",\"toolCallId\":".to_vec();
-        write_str(&mut call, id, Layout::Compact);
-        call.extend_from_slice(b",\"toolName\":");
-        write_str(&mut call, name, Layout::Compact);
+        // The content and the call, as both lines say them.
+        let mut content = Vec::new();
+        write_text_content(&mut content, output);
+        let mut call = Vec::new();
+        write_call(&mut call, id, name);
         let failed: &[u8] = if failed { b"true" } else { b"false" };
 
         let out = self.out(sink);
@@ -691,21 +709,18 @@ impl Encode for Encoder {
                 } else {
                     so_far.push(text);
                 }
-                // Written straight: the output so far is copied as it was read where its escapes
-                // are the compact layout's.
-                let mut line = b"{\"type\":\"tool_execution_update\",\"toolCallId\":".to_vec();
-                write_str(&mut line, id, Layout::Compact);
-                line.extend_from_slice(b",\"toolName\":");
-                write_str(&mut line, &name, Layout::Compact);
+                // Written straight, the output so far without a tree.
+                let line = line_to(&self.msg, &mut self.held, sink.out);
+                line.extend_from_slice(b"{\"type\":\"tool_execution_update\"");
+                write_call(line, id, &name);
                 line.extend_from_slice(b",\"args\":");
                 match self.calls.get(id) {
-                    Some(c) => write_value(&mut line, &c.1, Layout::Compact),
+                    Some(c) => write_value(line, &c.1, Layout::Compact),
                     None => line.extend_from_slice(b"{}"),
                 }
-                line.extend_from_slice(b",\"partialResult\":{\"content\":[{\"type\":\"text\",\"text\":");
-                so_far.write(&mut line, Layout::Compact);
-                line.extend_from_slice(b"}],\"details\":{}}}\n");
-                self.out(sink).extend_from_slice(&line);
+                line.extend_from_slice(b",\"partialResult\":{\"content\":");
+                write_text_content(line, so_far);
+                line.extend_from_slice(b",\"details\":{}}}\n");
             }
             Event::ToolResult(r) => {
                 let id = r.id.clone().unwrap_or_default();

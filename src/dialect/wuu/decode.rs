@@ -1,6 +1,7 @@
 use indexmap::IndexMap;
 use serde_json::Value;
 
+use super::{ids, Ids};
 use crate::contract::Contract;
 use crate::dialect::{take_type, whole_line, Decode, Decoded, Dialect, LineError, Record};
 use crate::event::{
@@ -91,30 +92,6 @@ impl Decoder {
     }
 }
 
-/// Whether the wuu encoder writes `thread_id` and `turn_id` on lines of `kind` from its own
-/// state, so that the decoder may drop ones naming the current thread and turn. On other
-/// lines (session_configured, error, subagent, provider_state, request_context, kinds wuu
-/// may add) they are the line's own members and stay, as any unknown member does.
-fn writes_ids_back(kind: &str) -> bool {
-    matches!(
-        kind,
-        "thread_started"
-            | "thread_resumed"
-            | "thread_forked"
-            | "turn_started"
-            | "agent_message_delta"
-            | "agent_message_final"
-            | "usage_updated"
-            | "turn_completed"
-            | "turn_failed"
-            | "turn_interrupted"
-            | "file_changed"
-            | "todo_updated"
-            | "result"
-    ) || kind.starts_with("tool_")
-        || kind.starts_with("command_")
-}
-
 #[derive(Debug, Clone, Copy)]
 enum Step {
     Start,
@@ -176,7 +153,8 @@ impl Decode for Decoder {
                 }
             }
         }
-        if writes_ids_back(&kind) {
+        // Where the encoder writes them back (see `Ids`).
+        if ids(&kind) != Ids::None {
             self.strip_ids(&mut m);
         }
         let event = match kind.as_ref() {

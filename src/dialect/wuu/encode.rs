@@ -1,6 +1,7 @@
 use indexmap::IndexMap;
 use serde_json::Value;
 
+use super::{ids, Ids};
 use crate::contract::Contract;
 use crate::dialect::{build_line, Dialect, Encode, Record, Sink};
 use crate::event::{Arguments, Event, Fields, Outcome, Phase, Session, ToolStatus};
@@ -58,14 +59,6 @@ const OUTPUT_DELTA: Step = ("tool_output_delta", "command_output_delta");
 const COMPLETED: Step = ("tool_completed", "command_completed");
 const REMOVED: Step = ("tool_removed", "command_removed");
 
-/// Which ids a line carries.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Ids {
-    None,
-    Thread,
-    Turn,
-}
-
 fn s(x: impl Into<String>) -> Field<'static> {
     Field::Owned(Value::String(x.into()))
 }
@@ -92,11 +85,11 @@ fn json_text(a: &Arguments, own: bool) -> String {
 }
 
 impl Encoder {
-    fn emit(&self, sink: &mut Sink<'_>, kind: &str, fields: Vec<(&str, Field<'_>)>, ids: Ids, extra: Option<&Fields>) {
+    fn emit(&self, sink: &mut Sink<'_>, kind: &str, fields: Vec<(&str, Field<'_>)>, extra: Option<&Fields>) {
         let turn = self.turn_id.as_deref().or(self.last_turn_id.as_deref()).unwrap_or("");
         let id_fields =
             [("thread_id", Field::Str(self.thread_id.as_deref().unwrap_or(""))), ("turn_id", Field::Str(turn))];
-        let n = match ids {
+        let n = match ids(kind) {
             Ids::None => 0,
             Ids::Thread => 1,
             Ids::Turn => 2,
@@ -117,7 +110,7 @@ impl Encoder {
             ("provider", s(session.and_then(|x| x.provider.clone()).unwrap_or_default())),
             ("workspace_root", s(session.and_then(|x| x.cwd.clone()).unwrap_or_default())),
         ];
-        self.emit(sink, "session_configured", fields, Ids::None, None);
+        self.emit(sink, "session_configured", fields, None);
     }
 
     /// Then `thread_started`, with the source's session id as the thread id, or one derived
@@ -138,7 +131,7 @@ impl Encoder {
             ("provider", s(session.and_then(|x| x.provider.clone()).unwrap_or_default())),
             ("cwd", s(session.and_then(|x| x.cwd.clone()).unwrap_or_default())),
         ];
-        self.emit(sink, "thread_started", fields, Ids::Thread, None);
+        self.emit(sink, "thread_started", fields, None);
     }
 
     /// Events of a turn need one open.
@@ -148,7 +141,7 @@ impl Encoder {
             self.turns += 1;
             self.turn_id = Some(format!("turn-{}", self.turns));
             sink.report.synthesized("turn_started");
-            self.emit(sink, "turn_started", vec![], Ids::Turn, None);
+            self.emit(sink, "turn_started", vec![], None);
         }
     }
 
@@ -156,7 +149,7 @@ impl Encoder {
         if std::mem::take(&mut self.unfinished_message) {
             sink.report.synthesized("agent_message_final");
             let message = std::mem::take(&mut self.message);
-            self.emit(sink, "agent_message_final", vec![("message", s(message))], Ids::Turn, None);
+            self.emit(sink, "agent_message_final", vec![("message", s(message))], None);
         }
     }
 
@@ -173,11 +166,11 @@ impl Encoder {
         match status {
             "failed" => {
                 let error = self.pending_error.clone().unwrap_or_default();
-                self.emit(sink, "turn_failed", vec![("error", s(error))], Ids::Turn, extra);
+                self.emit(sink, "turn_failed", vec![("error", s(error))], extra);
             }
             "interrupted" | "timeout" => {
                 let reason = reason.unwrap_or(status);
-                self.emit(sink, "turn_interrupted", vec![("reason", s(reason))], Ids::Turn, extra);
+                self.emit(sink, "turn_interrupted", vec![("reason", s(reason))], extra);
             }
             _ => {
                 let t = ctx.turn_totals;
@@ -187,7 +180,7 @@ impl Encoder {
                     ("trace_path", s("")),
                     ("awaiting_auto_continuation", v(false)),
                 ];
-                self.emit(sink, "turn_completed", fields, Ids::Turn, extra);
+                self.emit(sink, "turn_completed", fields, extra);
             }
         }
         self.last_turn_id = self.turn_id.take();
@@ -206,9 +199,9 @@ impl Encoder {
         all.push(("item_id", Field::Str(item)));
         all.extend(fields);
         let twin = self.bash.contains_key(item).then(|| all.clone());
-        self.emit(sink, step.0, all, Ids::Turn, extra);
+        self.emit(sink, step.0, all, extra);
         if let Some(all) = twin {
-            self.emit(sink, step.1, all, Ids::Turn, None);
+            self.emit(sink, step.1, all, None);
         }
     }
 
@@ -223,7 +216,7 @@ impl Encoder {
             make_room(&mut self.bash, item);
             self.bash.insert(item.to_string(), ());
         }
-        self.emit(sink, "tool_started", fields.clone(), Ids::Turn, extra);
+        self.emit(sink, "tool_started", fields.clone(), extra);
         if bash {
             if let Some(Value::Object(o)) = &value {
                 for key in ["command", "process_id"] {
@@ -232,7 +225,7 @@ impl Encoder {
                     }
                 }
             }
-            self.emit(sink, "command_started", fields, Ids::Turn, None);
+            self.emit(sink, "command_started", fields, None);
         }
     }
 
@@ -272,7 +265,7 @@ impl Encode for Encoder {
                     ("provider", s(x.provider.clone().unwrap_or_default())),
                     ("workspace_root", s(x.cwd.clone().unwrap_or_default())),
                 ];
-                self.emit(sink, "session_configured", fields, Ids::None, extra);
+                self.emit(sink, "session_configured", fields, extra);
             }
             Event::Session(x) if own && x.id.is_some() => {
                 self.ensure_configured(Some(x), ctx, sink);
@@ -283,7 +276,7 @@ impl Encode for Encoder {
                     ("cwd", s(x.cwd.clone().unwrap_or_default())),
                 ];
                 // `extra` names thread_resumed or thread_forked where the source said so.
-                self.emit(sink, "thread_started", fields, Ids::Thread, extra);
+                self.emit(sink, "thread_started", fields, extra);
             }
             Event::Session(x) => {
                 if self.configured && self.thread_id.is_some() {
@@ -298,7 +291,7 @@ impl Encode for Encoder {
                 }
                 self.turns += 1;
                 self.turn_id = Some(id.clone().unwrap_or_else(|| format!("turn-{}", self.turns)));
-                self.emit(sink, "turn_started", vec![], Ids::Turn, extra);
+                self.emit(sink, "turn_started", vec![], extra);
             }
             Event::TurnEnd { status, reason, .. } => {
                 self.ensure_turn(ctx, sink);
@@ -315,13 +308,13 @@ impl Encode for Encoder {
                     self.message.push_str(text);
                     self.unfinished_message = true;
                 }
-                self.emit(sink, "agent_message_delta", vec![("delta", Field::Str(text))], Ids::Turn, extra);
+                self.emit(sink, "agent_message_delta", vec![("delta", Field::Str(text))], extra);
             }
             Event::TextReplace { text } | Event::TextEnd { text: Some(text) } => {
                 self.ensure_turn(ctx, sink);
                 self.unfinished_message = false;
                 self.message.clear();
-                self.emit(sink, "agent_message_final", vec![("message", Field::Str(text))], Ids::Turn, extra);
+                self.emit(sink, "agent_message_final", vec![("message", Field::Str(text))], extra);
             }
             Event::TextEnd { text: None } => {
                 self.finish_message(sink);
@@ -400,12 +393,12 @@ impl Encode for Encoder {
                     ("cache_creation_tokens", v(t.cache_write.unwrap_or(0))),
                     ("cache_read_tokens", v(t.cache_read.unwrap_or(0))),
                 ];
-                self.emit(sink, "usage_updated", fields, Ids::Turn, extra);
+                self.emit(sink, "usage_updated", fields, extra);
             }
             Event::Error { message, fatal: false } if own => {
                 self.ensure_session(None, ctx, sink);
                 let fields = vec![("error", Field::Str(message)), ("retrying", v(false))];
-                self.emit(sink, "error", fields, Ids::None, extra);
+                self.emit(sink, "error", fields, extra);
             }
             Event::Error { message, .. } => {
                 // wuu's error event is not a general error channel: a run's error goes to the
@@ -420,7 +413,7 @@ impl Encode for Encoder {
                 fields.push(("path", s(path.clone())));
                 fields.push(("action", s(action.clone().unwrap_or_default())));
                 fields.push(("tool_name", s(tool.clone().unwrap_or_default())));
-                self.emit(sink, "file_changed", fields, Ids::Turn, extra);
+                self.emit(sink, "file_changed", fields, extra);
             }
             Event::Subagent { phase, id, status, data } => {
                 self.ensure_session(None, ctx, sink);
@@ -435,16 +428,16 @@ impl Encode for Encoder {
                 if let Some(st) = status {
                     fields.push(("status", s(st.clone())));
                 }
-                self.emit(sink, kind, fields, Ids::None, extra);
+                self.emit(sink, kind, fields, extra);
             }
             Event::Todo { items } => {
                 self.ensure_turn(ctx, sink);
-                self.emit(sink, "todo_updated", vec![("todo", Field::Value(items))], Ids::Turn, extra);
+                self.emit(sink, "todo_updated", vec![("todo", Field::Value(items))], extra);
             }
             Event::Diagnostics { kind, data } if kind == "provider_state" || kind == "request_context" => {
                 self.ensure_session(None, ctx, sink);
                 let fields: Vec<(&str, Field<'_>)> = data.iter().map(|(k, v)| (k.as_str(), Field::Value(v))).collect();
-                self.emit(sink, kind, fields, Ids::None, extra);
+                self.emit(sink, kind, fields, extra);
             }
             Event::FinalAnswer { .. } => return Fate::Absorbed,
             Event::Terminal(t) => {
@@ -479,7 +472,7 @@ impl Encode for Encoder {
                 }
                 let turn = self.last_turn_id.clone().unwrap_or_default();
                 fields.push(("turn_id", s(turn)));
-                self.emit(sink, "result", fields, Ids::Thread, extra);
+                self.emit(sink, "result", fields, extra);
             }
             Event::Extension { line } if own => {
                 write_line(sink.out, line, Layout::Go);

@@ -20,6 +20,34 @@ use serde_json::{Map, Value};
 
 use crate::dialect::{own_kind, Dialect, Sniff};
 
+/// Which of the run's ids the encoder writes on a line of a kind, from its own state. The
+/// decoder drops ones naming the current thread and turn there, and only there: on the other
+/// lines (session_configured, error, subagent, provider_state, request_context, kinds wuu may
+/// add) they are the line's own members and stay, as any unknown member does.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ids {
+    None,
+    Thread,
+    Turn,
+}
+
+fn ids(kind: &str) -> Ids {
+    match kind {
+        "thread_started" | "thread_resumed" | "thread_forked" | "result" => Ids::Thread,
+        "turn_started"
+        | "agent_message_delta"
+        | "agent_message_final"
+        | "usage_updated"
+        | "turn_completed"
+        | "turn_failed"
+        | "turn_interrupted"
+        | "file_changed"
+        | "todo_updated" => Ids::Turn,
+        k if k.starts_with("tool_") || k.starts_with("command_") => Ids::Turn,
+        _ => Ids::None,
+    }
+}
+
 pub fn sniff(line: &Map<String, Value>) -> Sniff {
     let Some(kind) = line.get("type").and_then(Value::as_str) else {
         return Sniff::No;

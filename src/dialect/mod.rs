@@ -336,14 +336,9 @@ pub(crate) struct Line<'a> {
     pairs: Vec<(&'a str, Field<'a>)>,
 }
 
-impl<'a> Line<'a> {
+impl Line<'_> {
     pub(crate) fn write(&self, out: &mut Vec<u8>, layout: crate::json::Layout) {
         crate::json::write_fields(out, &self.pairs, layout);
-    }
-
-    /// The value written for `key`, taken from the line.
-    pub(crate) fn into_value(self, key: &str) -> Option<Field<'a>> {
-        self.pairs.into_iter().find(|(k, _)| *k == key).map(|(_, v)| v)
     }
 }
 

@@ -17,6 +17,13 @@ struct LastCall {
     open: bool,
 }
 
+impl LastCall {
+    fn json_args(&self) -> Field<'_> {
+        // Written by our writer: UTF-8.
+        Field::Json(std::str::from_utf8(&self.args).unwrap_or("{}"))
+    }
+}
+
 pub struct Encoder {
     contract: &'static Contract,
     /// A permission_denied was written: the run stopped there, no tool events follow.
@@ -118,22 +125,23 @@ impl Encode for Encoder {
                 return Fate::Dropped;
             }
             Event::ToolCall(c) => {
+                // The call is noted, its args written once (as the line then takes them).
                 let id = c.id.as_deref().unwrap_or("");
-                let fields =
-                    vec![("id", Field::Str(id)), ("name", Field::Str(&c.name)), ("args", args_object(&c.arguments))];
-                let line = build_line(self.contract, "tool_call", fields, extra);
-                line.write(sink.out, Layout::Compact);
                 let last = &mut self.last_call;
                 last.id.clear();
                 last.id.push_str(id);
                 last.name.clear();
                 last.name.push_str(&c.name);
                 last.args.clear();
-                match line.into_value("args") {
-                    Some(args) => args.write(&mut last.args, Layout::Compact),
-                    None => last.args.extend_from_slice(b"{}"),
-                }
+                args_object(&c.arguments).write(&mut last.args, Layout::Compact);
                 last.open = true;
+                let args = last.json_args();
+                emit(
+                    sink,
+                    "tool_call",
+                    vec![("id", Field::Str(id)), ("name", Field::Str(&c.name)), ("args", args)],
+                    extra,
+                );
             }
             Event::ToolResult(r) => {
                 let id = r.id.clone().unwrap_or_default();
@@ -191,19 +199,17 @@ impl Encode for Encoder {
                     // unanswered, where the source did not name one. (With none, the run
                     // still ends with exit_code 2.)
                     if std::mem::take(&mut self.last_call.open) {
-                        let LastCall { id, name, args, .. } = &self.last_call;
+                        let last = &self.last_call;
                         let reason = match (&self.approval[..], &t.error) {
                             ([], Some(e)) => e.clone(),
                             ([], None) => "approval required".to_string(),
                             (actions, _) => format!("approval required: {}", actions.join(", ")),
                         };
                         sink.report.synthesized("permission_denied");
-                        // Written by our writer: valid UTF-8.
-                        let args = std::str::from_utf8(args).unwrap_or("{}");
                         let fields = vec![
-                            ("id", Field::Str(id)),
-                            ("name", Field::Str(name)),
-                            ("args", Field::Json(args)),
+                            ("id", Field::Str(&last.id)),
+                            ("name", Field::Str(&last.name)),
+                            ("args", last.json_args()),
                             ("reason", Field::Str(&reason)),
                         ];
                         emit(sink, "permission_denied", fields, None);

@@ -8,6 +8,8 @@
 //! The serde derives define agentgate's own `canonical` dialect: each event is one JSON object
 //! tagged by `type` (see `mappings/canonical.json`).
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -232,28 +234,38 @@ pub struct ToolDraft {
 
 /// Tool-call arguments keep the form the source gave them: a JSON value, or text that a
 /// dialect wrote as text (which may or may not hold JSON). Both are set only for JSON text
-/// that was not in its compact form: the value, and the text as written.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// that was not in its compact form: the value, and the text as written. JSON text that is in
+/// its compact form is kept as text alone, marked `compact`, and its value built only when an
+/// encoder asks for it ([`Arguments::to_value`]): the value would be written back as that same
+/// text, and a target that writes arguments as text never needs it.
+#[derive(Debug, Clone, Default, Deserialize)]
 pub struct Arguments {
-    #[serde(default, rename = "arguments", skip_serializing_if = "Option::is_none")]
+    #[serde(default, rename = "arguments")]
     pub value: Option<Value>,
-    #[serde(default, rename = "arguments_text", skip_serializing_if = "Option::is_none")]
+    #[serde(default, rename = "arguments_text")]
     pub text: Option<String>,
+    /// `text` is JSON in its compact form, and `value` is not set: the value is the text's.
+    #[serde(skip)]
+    pub compact: bool,
 }
 
 impl Arguments {
     pub fn value(v: Value) -> Self {
-        Arguments { value: Some(v), text: None }
+        Arguments { value: Some(v), text: None, compact: false }
     }
 
     pub fn text(t: impl Into<String>) -> Self {
-        Arguments { value: None, text: Some(t.into()) }
+        Arguments { value: None, text: Some(t.into()), compact: false }
     }
 
     /// JSON text that the source wrote as text: parsed when it is JSON, kept as text otherwise.
     /// When the text is not the compact form of its value (spaces, key order), the text is kept
-    /// beside the value, so that writing it back as text gives the same string.
+    /// beside the value, so that writing it back as text gives the same string. Text in its
+    /// compact form is kept as it is, unparsed, where a scan can tell so.
     pub fn json_text(t: String) -> Self {
+        if crate::scan::compact_json(&t) {
+            return Arguments { value: None, text: Some(t), compact: true };
+        }
         match serde_json::from_str::<Value>(&t) {
             Ok(v) => {
                 // (Not `v == t`: that would ask whether the value is the string `t`.)
@@ -262,10 +274,31 @@ impl Arguments {
                 if compact == t.as_bytes() {
                     Arguments::value(v)
                 } else {
-                    Arguments { value: Some(v), text: Some(t) }
+                    Arguments { value: Some(v), text: Some(t), compact: false }
                 }
             }
             Err(_) => Arguments::text(t),
+        }
+    }
+
+    /// The JSON text the arguments are, when they are JSON: the source's text where it was
+    /// JSON text already, else the compact form of the value. `None` for text that is not JSON.
+    pub fn json(&self) -> Option<Cow<'_, str>> {
+        match (&self.value, &self.text) {
+            (Some(_), Some(t)) => Some(Cow::Borrowed(t)),
+            (Some(v), None) => Some(Cow::Owned(crate::json::to_compact(v))),
+            (None, Some(t)) if self.compact => Some(Cow::Borrowed(t)),
+            _ => None,
+        }
+    }
+
+    /// What the arguments say, for comparing: the value (built from compact text), and the
+    /// text where it is more than the value's compact form.
+    fn meaning(&self) -> (Option<Cow<'_, Value>>, Option<&str>) {
+        if self.compact {
+            (self.to_value().map(Cow::Owned), None)
+        } else {
+            (self.value.as_ref().map(Cow::Borrowed), self.text.as_deref())
         }
     }
 
@@ -289,6 +322,32 @@ impl Arguments {
             (None, Some(t)) => serde_json::from_str(t).ok(),
             (None, None) => None,
         }
+    }
+}
+
+/// Compact text and the value it holds are the same arguments.
+impl PartialEq for Arguments {
+    fn eq(&self, other: &Self) -> bool {
+        self.meaning() == other.meaning()
+    }
+}
+
+/// `arguments` (the value; built from compact text) and `arguments_text` (text that is not
+/// JSON, or not in its compact form), each when there is one.
+impl Serialize for Arguments {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let (value, text) = self.meaning();
+        // Compact text is JSON by its mark; were it not, it stays text rather than be lost.
+        let text = if self.compact && value.is_none() { self.text.as_deref() } else { text };
+        let mut m = s.serialize_map(None)?;
+        if let Some(v) = value {
+            m.serialize_entry("arguments", &*v)?;
+        }
+        if let Some(t) = text {
+            m.serialize_entry("arguments_text", t)?;
+        }
+        m.end()
     }
 }
 
@@ -658,7 +717,28 @@ mod tests {
         let a = Arguments::json_text("src/main.rs".into());
         assert_eq!(a.text.as_deref(), Some("src/main.rs"));
         let b = Arguments::json_text("{\"path\":\"a\"}".into());
-        assert_eq!(b.value, Some(serde_json::json!({"path": "a"})));
+        assert_eq!(b.to_value(), Some(serde_json::json!({"path": "a"})));
         assert_eq!(b.to_text(), "{\"path\":\"a\"}");
+    }
+
+    #[test]
+    fn compact_json_text_is_kept_unparsed_and_means_its_value() {
+        let text = "{\"path\":\"a\",\"n\":[1,-2,true,null]}";
+        let lazy = Arguments::json_text(text.into());
+        assert!(lazy.compact && lazy.value.is_none(), "compact text is not parsed: {lazy:?}");
+        let value = serde_json::json!({"path": "a", "n": [1, -2, true, null]});
+        assert_eq!(lazy, Arguments::value(value.clone()));
+        assert_eq!(lazy.json().as_deref(), Some(text));
+        assert_eq!(lazy.to_value(), Some(value));
+        // Written as canonical writes arguments: the value, no text beside it.
+        let mut out = Vec::new();
+        crate::json::write_serialize(&mut out, &lazy).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), format!("{{\"arguments\":{text}}}"));
+        // Spaced text keeps its text beside the value; a float is parsed to see.
+        let spaced = Arguments::json_text("{\"path\": \"a\"}".into());
+        assert!(!spaced.compact && spaced.value.is_some() && spaced.text.is_some());
+        let float = Arguments::json_text("{\"x\":0.5}".into());
+        assert_eq!((float.compact, float.text.as_deref()), (false, None));
+        assert_eq!(Arguments::json_text("src/main.rs".into()).json(), None);
     }
 }

@@ -77,13 +77,30 @@ pub(crate) fn array(text: &str) -> Option<Vec<&str>> {
     (s.i == s.b.len()).then_some(elements)
 }
 
+/// Whether `text` is JSON written in its compact form: serde_json parsing it and our writer
+/// writing the value back ([`crate::json::write_value`], compact layout) gives `text` again,
+/// byte for byte. Sure of a yes only: no whitespace, strings with serde_json's escapes and
+/// nothing left to escape, integers of at most 18 digits and no `-0`, no key twice in an
+/// object. `false` (a float, a long number, an object of more than [`KEYS_CHECKED`] keys,
+/// anything this scan leaves to serde_json) means: parse it and see. It lets JSON text held as
+/// text (tool-call arguments) go on as text without building its value, when that value would
+/// be written back as the same text.
+pub(crate) fn compact_json(text: &str) -> bool {
+    let mut s = Scanner { b: text.as_bytes(), i: 0, depth: 0 };
+    s.compact_value().is_some() && s.i == s.b.len()
+}
+
+/// Most keys an object may have for [`compact_json`] to say yes: each is compared with those
+/// before it.
+const KEYS_CHECKED: usize = 16;
+
 struct Scanner<'a> {
     b: &'a [u8],
     i: usize,
     depth: usize,
 }
 
-impl Scanner<'_> {
+impl<'a> Scanner<'a> {
     fn peek(&self) -> Option<u8> {
         self.b.get(self.i).copied()
     }
@@ -179,6 +196,89 @@ impl Scanner<'_> {
             }
         }
         Some(())
+    }
+
+    /// A value in compact form (see [`compact_json`]).
+    fn compact_value(&mut self) -> Option<()> {
+        match self.next()? {
+            b'"' => self.compact_string().map(drop),
+            b'{' => {
+                self.deeper()?;
+                let mut keys: [&[u8]; KEYS_CHECKED] = [&[]; KEYS_CHECKED];
+                let mut n = 0;
+                if !self.eat_if(b'}') {
+                    loop {
+                        self.eat(b'"')?;
+                        let key = self.compact_string()?;
+                        // Keys are in the written form, so equal keys are equal bytes.
+                        if n == KEYS_CHECKED || keys[..n].contains(&key) {
+                            return None;
+                        }
+                        keys[n] = key;
+                        n += 1;
+                        self.eat(b':')?;
+                        self.compact_value()?;
+                        match self.next()? {
+                            b',' => {}
+                            b'}' => break,
+                            _ => return None,
+                        }
+                    }
+                }
+                self.depth -= 1;
+                Some(())
+            }
+            b'[' => {
+                self.deeper()?;
+                if !self.eat_if(b']') {
+                    loop {
+                        self.compact_value()?;
+                        match self.next()? {
+                            b',' => {}
+                            b']' => break,
+                            _ => return None,
+                        }
+                    }
+                }
+                self.depth -= 1;
+                Some(())
+            }
+            b't' => self.word(b"rue"),
+            b'f' => self.word(b"alse"),
+            b'n' => self.word(b"ull"),
+            b'-' => match self.next()? {
+                // `-0` is written `0`.
+                first @ b'1'..=b'9' => self.compact_integer(first),
+                _ => None,
+            },
+            first => self.compact_integer(first),
+        }
+    }
+
+    /// A string's inside and closing quote, when the compact layout writes it as it is: the
+    /// inside's bytes.
+    fn compact_string(&mut self) -> Option<&'a [u8]> {
+        let start = self.i;
+        let inside = read_inside(self.b, self.i)?;
+        self.i = inside.closed?;
+        (inside.as_is.in_layout(crate::json::Layout::Compact) == Some(true)).then(|| &self.b[start..self.i - 1])
+    }
+
+    /// An integer after its sign, `first` being read, that serde_json reads as an integer and
+    /// writes with the same digits: no fraction or exponent (a float is written as ryu
+    /// writes it), at most 18 digits (so within i64 and u64).
+    fn compact_integer(&mut self, first: u8) -> Option<()> {
+        let digits = match first {
+            b'0' => 1,
+            b'1'..=b'9' => 1 + self.digits(),
+            _ => return None,
+        };
+        (digits <= 18 && !matches!(self.peek(), Some(b'.' | b'e' | b'E'))).then_some(())
+    }
+
+    fn deeper(&mut self) -> Option<()> {
+        self.depth += 1;
+        (self.depth < NEAR_LIMIT).then_some(())
     }
 
     /// An object's or array's members after its opening bracket, through `close`.
@@ -389,6 +489,87 @@ mod tests {
             prop_assert_eq!(ours(&text), serde_members(&text));
             let padded = format!("{ws}{spaced}{ws}");
             prop_assert_eq!(ours(&padded), serde_members(&padded));
+        }
+    }
+
+    /// What [`compact_json`] must agree with: serde_json parses the text, and our writer
+    /// writes the value back as the same text.
+    fn round_trips(text: &str) -> bool {
+        serde_json::from_str::<Value>(text).is_ok_and(|v| crate::json::to_compact(&v) == text)
+    }
+
+    #[test]
+    fn compact_json_says_yes_only_to_text_written_back_as_it_is() {
+        for text in ["{}", "[]", "{\"a\":[1,-2,{\"b\":null}],\"c\":\"x\\ny\\\"\"}", "\"s\"", "0", "true", "[[]]"] {
+            assert!(compact_json(text), "{text:?}");
+            assert!(round_trips(text), "{text:?}");
+        }
+        for text in [
+            "",
+            " {}",
+            "{} ",
+            "{\"a\": 1}",
+            "{\"a\":1,\"a\":2}",
+            "{\"a\":-0}",
+            "{\"a\":1.5}",
+            "{\"a\":1e3}",
+            "{\"a\":1234567890123456789}",
+            "{\"a\":\"\\u00e9\"}",
+            "{\"a\":\"\\/\"}",
+            "{\"a\":01}",
+            "{\"a\":1}x",
+            "[1,]",
+        ] {
+            assert!(!compact_json(text), "{text:?}");
+        }
+        let many = |n: usize| format!("{{{}}}", (0..n).map(|i| format!("\"k{i}\":{i}")).collect::<Vec<_>>().join(","));
+        assert!(compact_json(&many(KEYS_CHECKED)));
+        assert!(!compact_json(&many(KEYS_CHECKED + 1)));
+    }
+
+    proptest! {
+        #[test]
+        fn compact_json_yes_means_the_text_round_trips(v in any_json(), body in near_json()) {
+            let text = crate::json::to_compact(&v);
+            if compact_json(&text) {
+                prop_assert!(round_trips(&text), "{}", text);
+            }
+            if compact_json(&body) {
+                prop_assert!(round_trips(&body), "{}", body);
+            }
+        }
+
+        #[test]
+        fn compact_json_yes_survives_any_one_byte_change_only_where_the_text_round_trips(
+            v in any_json(),
+            at in any::<prop::sample::Index>(),
+            with in prop::sample::select(b" \"\\:,{}[]0-.eEtnu\t\x01x/".to_vec()),
+            how in 0..3u8,
+        ) {
+            let mut bytes = crate::json::to_compact(&v).into_bytes();
+            let i = at.index(bytes.len());
+            match how {
+                0 => bytes[i] = with,
+                1 => bytes.insert(i, with),
+                _ => drop(bytes.remove(i)),
+            }
+            if let Ok(text) = String::from_utf8(bytes) {
+                if compact_json(&text) {
+                    prop_assert!(round_trips(&text), "{}", text);
+                }
+            }
+        }
+
+        #[test]
+        fn compact_text_of_integers_strings_and_bools_is_recognized(
+            v in prop::collection::vec(("[a-z]{1,6}", prop_oneof![
+                any::<i32>().prop_map(Value::from),
+                "[a-z \"\\\n\té🙂<]{0,20}".prop_map(Value::String),
+                any::<bool>().prop_map(Value::Bool),
+            ]), 0..8)
+        ) {
+            let text = crate::json::to_compact(&Value::Object(v.into_iter().collect()));
+            prop_assert!(compact_json(&text), "{}", text);
         }
     }
 

@@ -51,7 +51,7 @@ impl AsIs {
     }
 
     /// Whether `layout` writes it as it is; `None` when not known.
-    fn in_layout(self, layout: Layout) -> Option<bool> {
+    pub(crate) fn in_layout(self, layout: Layout) -> Option<bool> {
         let bit = if layout == Layout::Go { Self::GO } else { Self::SERDE };
         (self.0 & Self::KNOWN != 0).then_some(self.0 & bit != 0)
     }

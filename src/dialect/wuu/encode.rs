@@ -71,16 +71,17 @@ fn v(x: impl Into<Value>) -> Field<'static> {
 /// compact form of a value, and text that is not JSON as a JSON string, so that it parses —
 /// unless wuu itself wrote that text (`own`): then it goes back as it came.
 fn json_text(a: &Arguments, own: bool) -> String {
-    match (&a.value, &a.text) {
-        (Some(_), Some(t)) => t.clone(),
-        (Some(v), None) => crate::json::to_compact(v),
-        (None, Some(t)) if own => t.clone(),
-        (None, Some(t)) => {
+    if let Some(json) = a.json() {
+        return json.into_owned();
+    }
+    match &a.text {
+        Some(t) if own => t.clone(),
+        Some(t) => {
             let mut out = Vec::with_capacity(t.len() + 2);
             crate::json::write_str(&mut out, t, Layout::Compact);
             String::from_utf8(out).unwrap_or_default()
         }
-        (None, None) => "{}".into(),
+        None => "{}".into(),
     }
 }
 

@@ -44,9 +44,10 @@ where
     }
 }
 
-/// Most cumulative snapshots kept, one per scope and turn (or round) they count. A source that
-/// never starts a turn (loom numbers its turns but has no turn-start record) would otherwise
-/// keep one for every turn of the stream; at this many the oldest is let go. Snapshots of a
+/// Cumulative snapshots always kept, one per scope and turn (or round) they count. A source
+/// that never starts a turn (loom numbers its turns but has no turn-start record) would
+/// otherwise keep one for every turn of the stream; at twice this many the older half is let
+/// go, at once (one at a time shifted the whole table on every usage record). Snapshots of a
 /// turn this far back do not come again in any dialect's order of events.
 pub const MAX_SNAPSHOTS: usize = 64;
 
@@ -404,9 +405,19 @@ impl Normalizer {
             Basis::Delta => u.tokens,
             Basis::Cumulative => {
                 let key = (u.scope, u.of.clone().unwrap_or_default());
-                let prev = self.snapshots.get(&key).copied().unwrap_or_default();
-                if self.snapshots.insert(key, prev.max(&u.tokens)).is_none() && self.snapshots.len() > MAX_SNAPSHOTS {
-                    self.snapshots.shift_remove_index(0);
+                let prev = match self.snapshots.entry(key) {
+                    indexmap::map::Entry::Occupied(mut o) => {
+                        let prev = *o.get();
+                        *o.get_mut() = prev.max(&u.tokens);
+                        prev
+                    }
+                    indexmap::map::Entry::Vacant(v) => {
+                        v.insert(u.tokens);
+                        Tokens::default()
+                    }
+                };
+                if self.snapshots.len() > 2 * MAX_SNAPSHOTS {
+                    self.snapshots.drain(..MAX_SNAPSHOTS);
                 }
                 u.tokens.since(&prev)
             }

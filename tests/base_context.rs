@@ -218,3 +218,59 @@ fn agent_end_lists_the_loops_messages_in_the_order_they_ended() {
     }
     assert!(loops > 40, "only {loops} agent loops seen");
 }
+
+/// Each assistant message's `api`, `provider`, `model` and `timestamp` in `message_end` lines,
+/// and each user message's `timestamp`, in order.
+fn message_origins(lines: &[Value]) -> Vec<(String, String, String, u64)> {
+    lines
+        .iter()
+        .filter(|l| l["type"] == "message_end")
+        .map(|l| &l["message"])
+        .filter(|m| m["role"] == "assistant" || m["role"] == "user")
+        .map(|m| {
+            let s = |k: &str| m[k].as_str().unwrap_or("-").to_string();
+            (s("api"), s("provider"), s("model"), m["timestamp"].as_u64().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn base_context_to_itself_keeps_where_each_message_came_from_and_when() {
+    for name in ["success.jsonl", "deltas.jsonl", "retry.jsonl", "parallel-tools.jsonl"] {
+        let source = common::values(std::str::from_utf8(&fixture(name)).unwrap());
+        let want = message_origins(&source);
+        assert!(want.iter().any(|o| o.0 == "anthropic-messages"), "{name}: the fixture says where from");
+        for deltas in [false, true] {
+            let out = encode(&fixture(name), Dialect::BaseContext, deltas);
+            assert_eq!(message_origins(&out), want, "{name}, deltas {deltas}");
+            // Every snapshot of an assistant message says the same, its first one included.
+            for l in &out {
+                let snapshots = [&l["message"], &l["assistantMessageEvent"]["partial"]];
+                for m in snapshots.into_iter().filter(|m| m["role"] == "assistant") {
+                    assert_eq!(m["provider"], "anthropic", "{name}: {l}");
+                    assert_eq!(m["model"], "claude-sonnet-4-5", "{name}: {l}");
+                }
+            }
+        }
+    }
+    // Another source says none of it: "unknown", and the fixed time.
+    let out = encode(&std::fs::read(common::representative(Dialect::Adal)).unwrap(), Dialect::Adal, false);
+    let origins = message_origins(&out);
+    assert!(!origins.is_empty());
+    assert!(origins.iter().all(|o| o.0 == "-" || (o.0 == "unknown" && o.1 == "unknown")), "{origins:?}");
+    assert!(origins.iter().all(|o| o.3 == 1_700_000_000_000), "{origins:?}");
+}
+
+#[test]
+fn an_aborted_message_stays_aborted_from_base_context_to_itself() {
+    let out = encode(&fixture("aborted.jsonl"), Dialect::BaseContext, false);
+    let ends: Vec<&Value> = out.iter().filter(|l| l["type"] == "message_end").map(|l| &l["message"]).collect();
+    assert_eq!(ends.len(), 1, "one message, as the source has: {out:?}");
+    assert_eq!(
+        (ends[0]["stopReason"].as_str(), ends[0]["errorMessage"].as_str()),
+        (Some("aborted"), Some("Request was aborted"))
+    );
+    assert_eq!(out.iter().filter(|l| l["type"] == "agent_start").count(), 1, "no loop added to say how it ended");
+    assert_eq!(out.last().unwrap()["type"], "agent_end");
+    assert_eq!(out.last().unwrap()["messages"][0]["stopReason"], "aborted");
+}

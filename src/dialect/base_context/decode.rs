@@ -6,8 +6,8 @@ use serde_json::{Map, Value};
 use super::{content_kept, content_text};
 use crate::dialect::{take_type, whole_line, Decode, Decoded, Dialect, LineError, Record};
 use crate::event::{
-    Arguments, Basis, Event, Outcome, Phase, Scope, Session, Terminal, Text, Tokens, ToolCall, ToolDraft, ToolResult,
-    ToolStatus, Usage,
+    Arguments, Basis, Event, Fields, Outcome, Phase, Scope, Session, Terminal, Text, Tokens, ToolCall, ToolDraft,
+    ToolResult, ToolStatus, Usage,
 };
 use crate::object::{Member, Object};
 
@@ -47,6 +47,9 @@ pub struct Decoder {
     ended_loops: u64,
     retry_pending: bool,
     ending: Ending,
+    /// Where the assistant message begun last came from (its `api`, `provider`, `model`,
+    /// `timestamp`), until the first record of its content carries them.
+    meta: Option<Fields>,
 }
 
 impl Decoder {
@@ -62,6 +65,7 @@ impl Decoder {
             ended_loops: 0,
             retry_pending: false,
             ending: Ending::default(),
+            meta: None,
         }
     }
 }
@@ -70,6 +74,33 @@ impl Default for Decoder {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// An assistant message's `api`, `provider`, `model` and `timestamp`, which no canonical event
+/// has a field for: kept as extra members of the message's first record, so that base-context
+/// writes them back (and canonical carries them).
+fn assistant_meta(message: Member<'_>) -> Option<Fields> {
+    // Another role said first is told without reading the rest (a tool's whole output, say).
+    if let Member::Raw(raw, _) = &message {
+        if raw.strip_prefix("{\"role\":\"").is_some_and(|rest| !rest.starts_with("assistant\"")) {
+            return None;
+        }
+    }
+    let mut o = match message {
+        Member::Raw(raw, _) => Object::parse(raw).ok()?.ok()?,
+        Member::Value(Value::Object(o)) => Object::from(o),
+        Member::Value(_) => return None,
+    };
+    if o.get_str("role").as_deref() != Some("assistant") {
+        return None;
+    }
+    let mut meta = Fields::new();
+    for key in ["api", "provider", "model", "timestamp"] {
+        if let Some(v) = o.remove(key) {
+            meta.insert(key.into(), v.into_value());
+        }
+    }
+    (!meta.is_empty()).then_some(meta)
 }
 
 fn own(event: Event) -> Record {
@@ -87,6 +118,16 @@ fn usage(u: &Value) -> Tokens {
 }
 
 impl Decoder {
+    /// Gives the message's origin (see [`assistant_meta`]) to the first record of its content
+    /// among `out`'s, if it has one yet.
+    fn give_meta(&mut self, out: &mut Decoded) {
+        if let Some(rec) = out.records.iter_mut().find(|r| !matches!(r.event, Event::Extension { .. })) {
+            if let Some(meta) = self.meta.take() {
+                rec.extra.extend(meta);
+            }
+        }
+    }
+
     /// The events of an assistant message's blocks not yet given by its updates (some
     /// providers send no deltas at all).
     fn blocks(&mut self, message: &Value, out: &mut Decoded) {
@@ -164,14 +205,24 @@ impl Decoder {
             out.push(own(Event::Error { message: e.clone(), fatal: matches!(stop.as_deref(), Some("error")) }));
         }
         if let Some(u) = message.get("usage") {
-            out.push(own(Event::Usage(Usage {
+            let mut rec = own(Event::Usage(Usage {
                 scope: Scope::Round,
                 basis: Basis::Delta,
                 final_: true,
                 of: None,
                 model: self.model.clone(),
                 tokens: usage(u),
-            })));
+            }));
+            // A stop that the message's content and error do not tell (a message cut short,
+            // aborted) goes with its usage, which ends the message, for a base-context target to
+            // write back.
+            if let Some(s) = stop.as_deref().filter(|s| !matches!(*s, "stop" | "toolUse" | "error")) {
+                rec.extra.insert("stopReason".into(), Value::from(s));
+                if let Some(e) = &error {
+                    rec.extra.insert("errorMessage".into(), Value::from(e.as_str()));
+                }
+            }
+            out.push(rec);
         }
         self.ending.stop_reason = stop;
         self.ending.error = error;
@@ -240,6 +291,7 @@ impl Decode for Decoder {
                 Event::RoundEnd { id: None, stop }
             }
             "message_start" => {
+                self.meta = m.remove("message").and_then(assistant_meta);
                 out.fold();
                 return Ok(());
             }
@@ -298,6 +350,7 @@ impl Decode for Decoder {
                         out.push(own(Event::Extension { line }));
                     }
                 }
+                self.give_meta(out);
                 return Ok(());
             }
             "message_end" => {
@@ -306,8 +359,19 @@ impl Decode for Decoder {
                     return Err(LineError::bad("message_end without its message"));
                 }
                 match message["role"].as_str().unwrap_or_default() {
-                    "assistant" => self.assistant_end(&message, out),
-                    "user" => out.push(own(Event::Prompt { text: content_text(&message["content"]) })),
+                    "assistant" => {
+                        self.assistant_end(&message, out);
+                        self.give_meta(out);
+                        // What the message did not use is not another message's.
+                        self.meta = None;
+                    }
+                    "user" => {
+                        let mut rec = own(Event::Prompt { text: content_text(&message["content"]) });
+                        if let Some(t) = message.get("timestamp") {
+                            rec.extra.insert("timestamp".into(), t.clone());
+                        }
+                        out.push(rec);
+                    }
                     "toolResult" => {
                         let id = message["toolCallId"].as_str().unwrap_or_default().to_string();
                         let name = message["toolName"].as_str().map(str::to_string);

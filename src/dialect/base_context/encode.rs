@@ -4,7 +4,7 @@ use indexmap::IndexMap;
 use serde_json::{json, Map, Value};
 
 use crate::dialect::{Dialect, Encode, EncodeOptions, Record, Sink};
-use crate::event::{Arguments, Basis, Event, Outcome, Phase, Scope, Terminal, Text, Tokens, ToolStatus};
+use crate::event::{Arguments, Basis, Event, Fields, Outcome, Phase, Scope, Terminal, Text, Tokens, ToolStatus};
 use crate::json::{write_line, write_str, write_value, Layout};
 use crate::normalize::{make_room, Context};
 use crate::report::Fate;
@@ -28,6 +28,31 @@ struct Message {
     open_block: Option<usize>,
     state: State,
     id: u64,
+    meta: Meta,
+}
+
+/// What a base-context source said of an assistant message's origin (the first record of the
+/// message's content carries them as extra members); "unknown", the run's model and the
+/// fixed time stand for what it did not say.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Meta {
+    api: Option<String>,
+    provider: Option<String>,
+    model: Option<String>,
+    timestamp: Option<u64>,
+}
+
+impl Meta {
+    fn from_extra(extra: &Fields) -> Option<Meta> {
+        let text = |k: &str| extra.get(k).and_then(Value::as_str).map(str::to_string);
+        let meta = Meta {
+            api: text("api"),
+            provider: text("provider"),
+            model: text("model"),
+            timestamp: extra.get("timestamp").and_then(Value::as_u64),
+        };
+        (meta != Meta::default()).then_some(meta)
+    }
 }
 
 pub struct Encoder {
@@ -65,6 +90,8 @@ pub struct Encoder {
     msg_error: Option<String>,
     /// Room to write a message into before copying it into its line.
     scratch: Vec<u8>,
+    /// The origin of the assistant message about to begin, as a base-context source said it.
+    next_meta: Option<Meta>,
 }
 
 /// Adds a message to a list of the loop's messages (for its `agent_end`), as compact JSON
@@ -108,6 +135,7 @@ impl Encoder {
             last_error: None,
             msg_error: None,
             scratch: Vec::new(),
+            next_meta: None,
         }
     }
 }
@@ -206,6 +234,11 @@ fn line_to<'s>(msg: &Option<Message>, held: &'s mut Vec<u8>, out: &'s mut Vec<u8
     }
 }
 
+/// The model an assistant message names: its own as the source said it, else the run's.
+fn model_of<'m>(m: &'m Message, ctx: &'m Context) -> &'m str {
+    m.meta.model.as_deref().or(ctx.model.as_deref()).unwrap_or("unknown")
+}
+
 /// `,"toolCallId":…,"toolName":…`: how tool lines and a toolResult message name their call.
 fn write_call(out: &mut Vec<u8>, id: &str, name: &str) {
     out.extend_from_slice(b",\"toolCallId\":");
@@ -243,25 +276,29 @@ impl Encoder {
             }
             write_value(out, block, Layout::Compact);
         }
-        out.extend_from_slice(b"],\"api\":\"unknown\",\"provider\":\"unknown\",\"model\":");
-        write_str(out, ctx.model.as_deref().unwrap_or("unknown"), Layout::Compact);
+        out.extend_from_slice(b"],\"api\":");
+        write_str(out, m.meta.api.as_deref().unwrap_or("unknown"), Layout::Compact);
+        out.extend_from_slice(b",\"provider\":");
+        write_str(out, m.meta.provider.as_deref().unwrap_or("unknown"), Layout::Compact);
+        out.extend_from_slice(b",\"model\":");
+        write_str(out, model_of(m, ctx), Layout::Compact);
         out.extend_from_slice(b",\"usage\":");
         write_usage(out, &m.usage);
         out.extend_from_slice(b",\"stopReason\":");
         write_str(out, stop, Layout::Compact);
-        out.extend_from_slice(format!(",\"timestamp\":{}}}", self.epoch_ms).as_bytes());
+        out.extend_from_slice(format!(",\"timestamp\":{}}}", m.meta.timestamp.unwrap_or(self.epoch_ms)).as_bytes());
     }
 
     fn assistant(&self, m: &Message, ctx: &Context, stop: &str, error: Option<&str>) -> Value {
         let mut pairs = vec![
             ("role", json!("assistant")),
             ("content", Value::Array(m.content.clone())),
-            ("api", json!("unknown")),
-            ("provider", json!("unknown")),
-            ("model", json!(ctx.model.clone().unwrap_or_else(|| "unknown".into()))),
+            ("api", json!(m.meta.api.as_deref().unwrap_or("unknown"))),
+            ("provider", json!(m.meta.provider.as_deref().unwrap_or("unknown"))),
+            ("model", json!(model_of(m, ctx))),
             ("usage", usage_json(&m.usage)),
             ("stopReason", json!(stop)),
-            ("timestamp", json!(self.epoch_ms)),
+            ("timestamp", json!(m.meta.timestamp.unwrap_or(self.epoch_ms))),
         ];
         if let Some(e) = error {
             pairs.push(("errorMessage", json!(e)));
@@ -320,6 +357,7 @@ impl Encoder {
                 open_block: None,
                 state: State::Open,
                 id: self.messages,
+                meta: self.next_meta.take().unwrap_or_default(),
             };
             let snapshot = self.assistant(&m, ctx, "stop", None);
             self.msg = Some(m);
@@ -460,6 +498,7 @@ impl Encoder {
                     open_block: None,
                     state: State::Written,
                     id: 0,
+                    meta: Meta::default(),
                 };
                 self.assistant(&m, ctx, "stop", None)
             }
@@ -602,6 +641,24 @@ impl Encoder {
     }
 }
 
+/// Whether the event is part of an assistant message (the first such record of a message from
+/// base-context carries the message's origin).
+fn content_of_a_message(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::TextStart
+            | Event::TextDelta { .. }
+            | Event::TextEnd { .. }
+            | Event::ReasoningStart { .. }
+            | Event::ReasoningDelta { .. }
+            | Event::ReasoningEnd { .. }
+            | Event::ToolDraft(_)
+            | Event::ToolCall(_)
+            | Event::Usage(_)
+            | Event::Error { .. }
+    )
+}
+
 impl Encode for Encoder {
     fn uses_call_arguments(&self) -> bool {
         false
@@ -609,6 +666,11 @@ impl Encode for Encoder {
 
     fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
         let own = rec.origin == Dialect::BaseContext;
+        if own && !rec.extra.is_empty() && content_of_a_message(&rec.event) {
+            if let Some(meta) = Meta::from_extra(&rec.extra) {
+                self.next_meta = Some(meta);
+            }
+        }
         match &rec.event {
             Event::Session(s) => {
                 if self.header {
@@ -649,8 +711,10 @@ impl Encode for Encoder {
             }
             Event::Prompt { text } => {
                 self.ensure_round(ctx, sink);
-                let message =
-                    json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": self.epoch_ms});
+                // A base-context source's own time for it, else the fixed time.
+                let at = if own { rec.extra.get("timestamp").and_then(Value::as_u64) } else { None };
+                let at = at.unwrap_or(self.epoch_ms);
+                let message = json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": at});
                 self.whole_message(sink, message);
             }
             Event::ReasoningStart { .. } => {
@@ -757,7 +821,9 @@ impl Encode for Encoder {
                 m.usage = m.usage.plus(&ctx.delta);
                 let round_done = u.scope == Scope::Round && u.basis == Basis::Delta;
                 if m.state == State::Ended || (round_done && m.state == State::Open) {
-                    self.end_message(ctx, sink, None);
+                    // The stop a base-context source gave with the usage (see its decoder).
+                    let said = |k: &str| if own { rec.extra.get(k).and_then(Value::as_str) } else { None };
+                    self.end_message(ctx, sink, said("stopReason").map(|s| (s, said("errorMessage"))));
                 }
             }
             Event::Error { message, fatal } => {
@@ -872,16 +938,26 @@ mod tests {
             open_block: None,
             state: State::Open,
             id: 3,
+            meta: Meta::default(),
         };
         let usages = [
             Tokens { input: Some(100), output: Some(7), cache_read: Some(40), ..Tokens::default() },
             Tokens::default(),
             Tokens { input: Some(u64::MAX / 4), output: Some(1 << 40), cache_write: Some(12_345), ..Tokens::default() },
         ];
-        for (model, usage) in
-            [None, Some("m-\u{e9}".to_string())].into_iter().flat_map(|m| usages.map(|u| (m.clone(), u)))
+        let said = Meta {
+            api: Some("anthropic-messages".into()),
+            provider: Some("a \"p\"".into()),
+            model: Some("claude-\u{e9}".into()),
+            timestamp: Some(1_773_655_923_541),
+        };
+        for ((model, usage), meta) in [None, Some("m-\u{e9}".to_string())]
+            .into_iter()
+            .flat_map(|m| usages.map(|u| (m.clone(), u)))
+            .flat_map(|mu| [(mu.clone(), Meta::default()), (mu, said.clone())])
         {
             m.usage = usage;
+            m.meta = meta;
             let ctx = Context { model, ..Context::default() };
             let mut straight = Vec::new();
             enc.write_assistant(&mut straight, &m, &ctx, "toolUse");

@@ -148,3 +148,33 @@ fn every_stop_reason_of_the_notes_decodes_and_is_written_back() {
         assert_eq!(format!("{back}\n"), line, "{stop}");
     }
 }
+
+#[test]
+fn a_count_past_the_largest_integer_leaves_the_session_to_its_projection_error() {
+    let run = |prompt: &str| {
+        format!(
+            "{{\"type\": \"tool_start\", \"name\": \"bash\", \"args\": \"ls\", \"index\": \"0\"}}\n\
+             {{\"type\": \"turn_tokens\", \"prompt_tokens\": \"{prompt}\", \"completion_tokens\": \"5\", \"total_tokens\": \"7\"}}\n\
+             {{\"type\": \"result\", \"status\": \"ok\", \"exit_code\": 0, \"reason\": \"completed\", \"final_text\": \"x\"}}\n"
+        )
+    };
+    // The largest integer is held as it is.
+    let out =
+        common::values(&common::translate(run("9223372036854775807").as_bytes(), Dialect::Localcode, Dialect::Loom));
+    assert_eq!(out[0]["input_tokens"].as_u64(), Some(9_223_372_036_854_775_807));
+    assert!(out[0].get("projection_error").is_none());
+    // One past it: every summary field absent, the reason in projection_error.
+    let input = run("9223372036854775808");
+    let out = common::values(&common::translate(input.as_bytes(), Dialect::Localcode, Dialect::Loom));
+    assert_eq!(out.len(), 2, "{out:?}");
+    let session = out[0].as_object().unwrap();
+    let mut keys: Vec<&str> = session.keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    assert_eq!(keys, ["kind", "projection_error", "schema_version", "source", "transcript_digest"]);
+    let why = session["projection_error"].as_str().unwrap();
+    assert!(why.starts_with("input_tokens 9223372036854775808 "), "{why}");
+    assert_eq!(out[1]["kind"], "Terminal");
+    assert_eq!(out[1]["stop_reason"], "Completed");
+    let problems = Dialect::Loom.contract().check_line(&out[0]);
+    assert!(problems.is_empty(), "{problems:?}");
+}

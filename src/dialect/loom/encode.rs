@@ -195,6 +195,37 @@ fn session_fields(s: &Summary) -> Vec<(&'static str, Value)> {
     f
 }
 
+/// The largest integer a loom line holds (loom's integers are i64).
+const LARGEST: u64 = i64::MAX as u64;
+
+/// A Session summary as loom writes it: one that the line cannot hold as stated (a count past
+/// the largest integer) has every summary field absent and says why in `projection_error`,
+/// beside its `source` and `transcript_digest`, as loom's spec says.
+fn projected(s: Summary) -> Summary {
+    let t = &s.tokens;
+    let counts = [
+        ("turns", s.turns),
+        ("input_tokens", t.input),
+        ("output_tokens", t.output),
+        ("cache_read_input_tokens", t.cache_read),
+        ("cache_creation_input_tokens", t.cache_write),
+        ("duration_ms", s.duration_ms),
+        ("duration_api_ms", s.duration_api_ms),
+        ("first_timestamp_ms", s.first_timestamp_ms),
+        ("last_timestamp_ms", s.last_timestamp_ms),
+        ("unk", s.unk),
+    ];
+    match counts.into_iter().find_map(|(k, n)| n.filter(|n| *n > LARGEST).map(|n| (k, n))) {
+        None => s,
+        Some((field, n)) => Summary {
+            projection_error: Some(format!("{field} {n} is past the largest integer the line holds, {LARGEST}")),
+            source: s.source,
+            transcript_digest: s.transcript_digest,
+            ..Summary::default()
+        },
+    }
+}
+
 impl Encoder {
     /// The Session line for a run read from another dialect.
     fn foreign_session(&self, t: &Terminal, ctx: &Context) -> Summary {
@@ -312,8 +343,9 @@ impl Encode for Encoder {
             }
             Event::Terminal(t) => {
                 if self.run.any {
-                    let session = self.foreign_session(t, ctx);
-                    emit_session(sink, &session, Some(self.run.calls.iter()), None);
+                    let session = projected(self.foreign_session(t, ctx));
+                    let calls = session.projection_error.is_none().then(|| self.run.calls.iter());
+                    emit_session(sink, &session, calls, None);
                 }
                 if t.outcome == Outcome::PermissionDenied && !self.approval_written {
                     sink.report.synthesized("Approval");

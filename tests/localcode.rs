@@ -197,3 +197,28 @@ fn a_later_generation_run_start_with_an_unknown_major_version_is_refused() {
     assert_eq!(lines.len(), 1, "the rest of the stream is refused; only the terminal is written");
     assert_eq!(lines[0]["status"], "incomplete");
 }
+
+#[test]
+fn a_zero_total_beside_counts_is_one_the_server_did_not_give() {
+    // localcode's result counts prompt + completion when the turn_tokens totals sum to 0.
+    let input = "{\"type\": \"turn_tokens\", \"prompt_tokens\": \"10\", \"completion_tokens\": \"5\", \"total_tokens\": \"0\"}\n\
+                 {\"type\": \"turn_tokens\", \"prompt_tokens\": \"3\", \"completion_tokens\": \"2\", \"total_tokens\": \"0\"}\n\
+                 {\"type\": \"result\", \"status\": \"ok\", \"exit_code\": 0, \"reason\": \"completed\", \"final_text\": \"x\", \"tokens\": {\"prompt\": 13, \"completion\": 7, \"total\": 20}}\n";
+    assert_eq!(common::translate(input.as_bytes(), Dialect::Localcode, Dialect::Localcode), input);
+    let canonical = common::values(&common::translate(input.as_bytes(), Dialect::Localcode, Dialect::Canonical));
+    let terminal = canonical.last().unwrap();
+    assert_eq!(terminal["usage"], json!({"input": 13, "output": 7, "total": 20}));
+    // Written from another dialect, the result adds up as localcode's does.
+    let out = to_localcode(&[
+        json!({"v": 1, "type": "usage", "scope": "round", "basis": "delta", "final": true, "input": 4, "output": 1, "total": 0}),
+        json!({"v": 1, "type": "terminal", "outcome": "completed"}),
+    ]);
+    let result = out.last().unwrap();
+    assert_eq!(result["tokens"], json!({"prompt": 4, "completion": 1, "total": 5}), "{out:?}");
+    // A real total stands.
+    let out = to_localcode(&[
+        json!({"v": 1, "type": "usage", "scope": "round", "basis": "delta", "final": true, "input": 4, "output": 1, "total": 9}),
+        json!({"v": 1, "type": "terminal", "outcome": "completed"}),
+    ]);
+    assert_eq!(out.last().unwrap()["tokens"]["total"], 9);
+}

@@ -107,18 +107,23 @@ impl Decode for Decoder {
             }
             "turn_tokens" => {
                 self.saw_turn_tokens = true;
+                let input = m.take_count("prompt_tokens").unwrap_or(0);
+                let output = m.take_count("completion_tokens").unwrap_or(0);
+                let mut total = m.take_count("total_tokens");
+                if total == Some(0) && input.saturating_add(output) > 0 {
+                    // A total of 0 beside counts that are not is one the server did not give
+                    // (localcode's result then counts prompt + completion): not stated, and the
+                    // "0" kept as written for localcode to write back.
+                    total = None;
+                    m.insert("total_tokens", Value::from("0"));
+                }
                 Event::Usage(Usage {
                     scope: Scope::Round,
                     basis: Basis::Delta,
                     final_: true,
                     of: None,
                     model: None,
-                    tokens: Tokens {
-                        input: Some(m.take_count("prompt_tokens").unwrap_or(0)),
-                        output: Some(m.take_count("completion_tokens").unwrap_or(0)),
-                        total: m.take_count("total_tokens"),
-                        ..Tokens::default()
-                    },
+                    tokens: Tokens { input: Some(input), output: Some(output), total, ..Tokens::default() },
                 })
             }
             "notice" => Event::Notice { text: text(&mut m, "text") },

@@ -224,7 +224,10 @@ impl Encode for Encoder {
                 let mut tokens = Map::new();
                 tokens.insert("prompt".into(), Value::from(totals.input.unwrap_or(0)));
                 tokens.insert("completion".into(), Value::from(totals.output.unwrap_or(0)));
-                tokens.insert("total".into(), Value::from(totals.total.unwrap_or(0)));
+                // As localcode adds them up: the totals, or prompt + completion when they sum to 0.
+                let (prompt, completion) = (totals.input.unwrap_or(0), totals.output.unwrap_or(0));
+                let total = totals.total.filter(|t| *t > 0).unwrap_or(prompt.saturating_add(completion));
+                tokens.insert("total".into(), Value::from(total));
                 let fields = vec![
                     ("status", s(status)),
                     ("exit_code", Field::Owned(Value::from(exit_code))),

@@ -202,47 +202,8 @@ impl<'a> Scanner<'a> {
     fn compact_value(&mut self) -> Option<()> {
         match self.next()? {
             b'"' => self.compact_string().map(drop),
-            b'{' => {
-                self.deeper()?;
-                let mut keys: [&[u8]; KEYS_CHECKED] = [&[]; KEYS_CHECKED];
-                let mut n = 0;
-                if !self.eat_if(b'}') {
-                    loop {
-                        self.eat(b'"')?;
-                        let key = self.compact_string()?;
-                        // Keys are in the written form, so equal keys are equal bytes.
-                        if n == KEYS_CHECKED || keys[..n].contains(&key) {
-                            return None;
-                        }
-                        keys[n] = key;
-                        n += 1;
-                        self.eat(b':')?;
-                        self.compact_value()?;
-                        match self.next()? {
-                            b',' => {}
-                            b'}' => break,
-                            _ => return None,
-                        }
-                    }
-                }
-                self.depth -= 1;
-                Some(())
-            }
-            b'[' => {
-                self.deeper()?;
-                if !self.eat_if(b']') {
-                    loop {
-                        self.compact_value()?;
-                        match self.next()? {
-                            b',' => {}
-                            b']' => break,
-                            _ => return None,
-                        }
-                    }
-                }
-                self.depth -= 1;
-                Some(())
-            }
+            b'{' => self.compact_nested(b'}', true),
+            b'[' => self.compact_nested(b']', false),
             b't' => self.word(b"rue"),
             b'f' => self.word(b"alse"),
             b'n' => self.word(b"ull"),
@@ -253,6 +214,37 @@ impl<'a> Scanner<'a> {
             },
             first => self.compact_integer(first),
         }
+    }
+
+    /// An object's or array's members in compact form (see [`compact_json`]), after its opening
+    /// bracket, through `close`.
+    fn compact_nested(&mut self, close: u8, keyed: bool) -> Option<()> {
+        self.deeper()?;
+        let mut keys: [&[u8]; KEYS_CHECKED] = [&[]; KEYS_CHECKED];
+        let mut n = 0;
+        if !self.eat_if(close) {
+            loop {
+                if keyed {
+                    self.eat(b'"')?;
+                    let key = self.compact_string()?;
+                    // Keys are in the written form, so equal keys are equal bytes.
+                    if n == KEYS_CHECKED || keys[..n].contains(&key) {
+                        return None;
+                    }
+                    keys[n] = key;
+                    n += 1;
+                    self.eat(b':')?;
+                }
+                self.compact_value()?;
+                match self.next()? {
+                    b',' => {}
+                    c if c == close => break,
+                    _ => return None,
+                }
+            }
+        }
+        self.depth -= 1;
+        Some(())
     }
 
     /// A string's inside and closing quote, when the compact layout writes it as it is: the

@@ -202,20 +202,9 @@ const LARGEST: u64 = i64::MAX as u64;
 /// the largest integer) has every summary field absent and says why in `projection_error`,
 /// beside its `source` and `transcript_digest`, as loom's spec says.
 fn projected(s: Summary) -> Summary {
-    let t = &s.tokens;
-    let counts = [
-        ("turns", s.turns),
-        ("input_tokens", t.input),
-        ("output_tokens", t.output),
-        ("cache_read_input_tokens", t.cache_read),
-        ("cache_creation_input_tokens", t.cache_write),
-        ("duration_ms", s.duration_ms),
-        ("duration_api_ms", s.duration_api_ms),
-        ("first_timestamp_ms", s.first_timestamp_ms),
-        ("last_timestamp_ms", s.last_timestamp_ms),
-        ("unk", s.unk),
-    ];
-    match counts.into_iter().find_map(|(k, n)| n.filter(|n| *n > LARGEST).map(|n| (k, n))) {
+    // The fields as they would be written (a model's figures are the session's here).
+    let counts = session_fields(&s);
+    match counts.iter().find_map(|(k, v)| v.as_u64().filter(|n| *n > LARGEST).map(|n| (*k, n))) {
         None => s,
         Some((field, n)) => Summary {
             projection_error: Some(format!("{field} {n} is past the largest integer the line holds, {LARGEST}")),

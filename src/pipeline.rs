@@ -206,7 +206,14 @@ struct Run<'o> {
     /// The encoder uses the digest of the whole input, not only of the lines before the first
     /// record.
     whole_digest: bool,
+    /// Members of source lines the target cannot carry, counted here and added to the report
+    /// at the end: a stream has a few such names, met on every line, and a short list finds
+    /// them faster than the report's map of joined names.
+    dropped_fields: Vec<(&'static str, String, u64)>,
 }
+
+/// Most names [`Run::dropped_fields`] holds; past them, straight into the report.
+const DROPPED_FIELDS_HELD: usize = 32;
 
 impl<'o> Run<'o> {
     fn new(opts: &'o Options, source: Option<Dialect>, encoder: Box<dyn Encode>) -> Self {
@@ -220,6 +227,7 @@ impl<'o> Run<'o> {
             out: Vec::with_capacity(OUT_BLOCK * 2),
             report: Report::default(),
             whole_digest,
+            dropped_fields: Vec::new(),
         }
     }
 
@@ -282,8 +290,16 @@ impl<'o> Run<'o> {
                 self.norm.set_input_digest(lines.digest());
             }
             if rec.origin != self.opts.to && self.opts.to != Dialect::Canonical {
+                let kind = rec.event.kind();
                 for k in rec.extra.keys() {
-                    sink.report.dropped_field(rec.event.kind(), k);
+                    let room = self.dropped_fields.len() < DROPPED_FIELDS_HELD;
+                    match self.dropped_fields.iter_mut().find(|(n, f, _)| *n == kind && f == k) {
+                        Some((_, _, count)) => *count += 1,
+                        None if room => {
+                            self.dropped_fields.push((kind, k.clone(), 1));
+                        }
+                        None => sink.report.dropped_field(kind, k),
+                    }
                 }
             }
             fate = fate.max(Some(self.norm.process(rec, self.encoder.as_mut(), &mut sink)));
@@ -323,6 +339,9 @@ impl<'o> Run<'o> {
     ) {
         if self.whole_digest || self.norm.context().input_digest.is_empty() {
             self.norm.set_input_digest(lines.digest());
+        }
+        for (kind, field, count) in self.dropped_fields.drain(..) {
+            self.report.dropped_fields_n(kind, &field, count);
         }
         let mut sink = Sink { out: &mut self.out, report: &mut self.report };
         if let (None, Some(decoder)) = (&why, self.decoder.as_mut()) {

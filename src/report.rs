@@ -54,17 +54,12 @@ impl Report {
     }
 
     pub fn dropped_field(&mut self, kind: &str, field: &str) {
-        // Called for every such member of every line: the name is put together on the stack.
-        let mut buf = [0u8; 128];
-        let len = kind.len() + 1 + field.len();
-        if len > buf.len() {
-            return bump(&mut self.dropped_fields, &format!("{kind}.{field}"));
-        }
-        buf[..kind.len()].copy_from_slice(kind.as_bytes());
-        buf[kind.len()] = b'.';
-        buf[kind.len() + 1..len].copy_from_slice(field.as_bytes());
-        // Two strings and a dot: UTF-8.
-        bump(&mut self.dropped_fields, std::str::from_utf8(&buf[..len]).unwrap_or_default());
+        self.dropped_fields_n(kind, field, 1);
+    }
+
+    /// [`Report::dropped_field`], `n` times.
+    pub fn dropped_fields_n(&mut self, kind: &str, field: &str, n: u64) {
+        *self.dropped_fields.entry(format!("{kind}.{field}")).or_default() += n;
     }
 
     pub fn synthesized(&mut self, what: &str) {

@@ -46,6 +46,21 @@ fn a_run_stopped_for_approval_names_the_call_it_stopped_at() {
     );
     assert_eq!(out[4]["exit_code"], 2);
 
+    // A notice that named the call (localcode's refusal) says why; one naming another does not.
+    for (notice, reason) in [
+        ("permission denied: merge: protected branch", "protected branch"),
+        ("permission denied: rm: destructive", "approval required"),
+        ("context is nearly full", "approval required"),
+    ] {
+        let out = to_adal(&[
+            json!({"v": 1, "type": "tool_call", "id": "b", "name": "merge", "arguments": {"branch": "main"}}),
+            json!({"v": 1, "type": "notice", "text": notice}),
+            json!({"v": 1, "type": "terminal", "outcome": "permission_denied"}),
+        ]);
+        assert_eq!(kinds(&out), vec!["tool_call", "permission_denied", "complete"], "{notice}");
+        assert_eq!(out[1]["reason"], reason, "{notice}");
+    }
+
     // Every call answered, or none made: no call to name, and the run still ends with code 2.
     for calls in [
         vec![

@@ -38,6 +38,9 @@ pub struct Encoder {
     last_call: LastCall,
     /// The actions a source said await approval (loom's `Approval`).
     approval: Vec<String>,
+    /// What the last notice of a refusal said after `permission denied: ` (localcode writes
+    /// `permission denied: <tool>: <why>`; adal has no notice event).
+    refusal_notice: Option<String>,
 }
 
 impl Encoder {
@@ -50,6 +53,7 @@ impl Encoder {
             pending_answer: None,
             last_call: LastCall::default(),
             approval: Vec::new(),
+            refusal_notice: None,
         }
     }
 }
@@ -200,10 +204,17 @@ impl Encode for Encoder {
                     // still ends with exit_code 2.)
                     if std::mem::take(&mut self.last_call.open) {
                         let last = &self.last_call;
-                        let reason = match (&self.approval[..], &t.error) {
-                            ([], Some(e)) => e.clone(),
-                            ([], None) => "approval required".to_string(),
-                            (actions, _) => format!("approval required: {}", actions.join(", ")),
+                        // A notice that named this call says why, as the source's user saw it.
+                        let noticed = self.refusal_notice.as_deref().and_then(|n| {
+                            n.strip_prefix(last.name.as_str())
+                                .and_then(|r| r.strip_prefix(": "))
+                                .filter(|r| !r.is_empty())
+                        });
+                        let reason = match (&self.approval[..], noticed, &t.error) {
+                            ([], Some(why), _) => why.to_string(),
+                            ([], None, Some(e)) => e.clone(),
+                            ([], None, None) => "approval required".to_string(),
+                            (actions, _, _) => format!("approval required: {}", actions.join(", ")),
                         };
                         sink.report.synthesized("permission_denied");
                         let fields = vec![
@@ -254,6 +265,13 @@ impl Encode for Encoder {
             Event::Extension { line } if own => {
                 write_line(sink.out, line, Layout::Compact);
                 return Fate::PassedThrough;
+            }
+            Event::Notice { text } => {
+                if let Some(rest) = text.strip_prefix("permission denied: ") {
+                    self.refusal_notice = Some(rest.to_string());
+                }
+                sink.report.dropped_kind("notice");
+                return Fate::Dropped;
             }
             other => {
                 sink.report.dropped_kind(other.kind());

@@ -289,7 +289,7 @@ impl<'o> Run<'o> {
                 // Ids derived from the input: at the first record, and for the terminal.
                 self.norm.set_input_digest(lines.digest());
             }
-            if rec.origin != self.opts.to && self.opts.to != Dialect::Canonical {
+            if rec.origin != self.opts.to && self.opts.to != Dialect::Canonical && !rec.extra.is_empty() {
                 let kind = rec.event.kind();
                 for k in rec.extra.keys() {
                     let room = self.dropped_fields.len() < DROPPED_FIELDS_HELD;

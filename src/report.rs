@@ -59,7 +59,17 @@ impl Report {
 
     /// [`Report::dropped_field`], `n` times.
     pub fn dropped_fields_n(&mut self, kind: &str, field: &str, n: u64) {
-        *self.dropped_fields.entry(format!("{kind}.{field}")).or_default() += n;
+        // The name is put together on the stack: it is allocated only the first time.
+        let mut buf = [0u8; 128];
+        let len = kind.len() + 1 + field.len();
+        if len > buf.len() {
+            return bump_by(&mut self.dropped_fields, &format!("{kind}.{field}"), n);
+        }
+        buf[..kind.len()].copy_from_slice(kind.as_bytes());
+        buf[kind.len()] = b'.';
+        buf[kind.len() + 1..len].copy_from_slice(field.as_bytes());
+        // Two strings and a dot: UTF-8.
+        bump_by(&mut self.dropped_fields, std::str::from_utf8(&buf[..len]).unwrap_or_default(), n);
     }
 
     pub fn synthesized(&mut self, what: &str) {
@@ -78,10 +88,15 @@ impl Report {
 
 /// Counts one more `key`, allocating its name only the first time.
 fn bump(m: &mut BTreeMap<String, u64>, key: &str) {
+    bump_by(m, key, 1);
+}
+
+/// Counts `n` more `key`.
+fn bump_by(m: &mut BTreeMap<String, u64>, key: &str, n: u64) {
     match m.get_mut(key) {
-        Some(n) => *n += 1,
+        Some(count) => *count += n,
         None => {
-            m.insert(key.to_string(), 1);
+            m.insert(key.to_string(), n);
         }
     }
 }

@@ -641,6 +641,12 @@ impl Encoder {
     }
 }
 
+/// Member `key` of the extra members a base-context source gave the record (see its decoder);
+/// `None` for a record from another dialect.
+fn source_said<'r>(rec: &'r Record, key: &str) -> Option<&'r Value> {
+    (rec.origin == Dialect::BaseContext).then(|| rec.extra.get(key)).flatten()
+}
+
 /// Whether the event is part of an assistant message (the first such record of a message from
 /// base-context carries the message's origin).
 fn content_of_a_message(event: &Event) -> bool {
@@ -712,8 +718,7 @@ impl Encode for Encoder {
             Event::Prompt { text } => {
                 self.ensure_round(ctx, sink);
                 // A base-context source's own time for it, else the fixed time.
-                let at = if own { rec.extra.get("timestamp").and_then(Value::as_u64) } else { None };
-                let at = at.unwrap_or(self.epoch_ms);
+                let at = source_said(rec, "timestamp").and_then(Value::as_u64).unwrap_or(self.epoch_ms);
                 let message = json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": at});
                 self.whole_message(sink, message);
             }
@@ -822,7 +827,7 @@ impl Encode for Encoder {
                 let round_done = u.scope == Scope::Round && u.basis == Basis::Delta;
                 if m.state == State::Ended || (round_done && m.state == State::Open) {
                     // The stop a base-context source gave with the usage (see its decoder).
-                    let said = |k: &str| if own { rec.extra.get(k).and_then(Value::as_str) } else { None };
+                    let said = |k: &str| source_said(rec, k).and_then(Value::as_str);
                     self.end_message(ctx, sink, said("stopReason").map(|s| (s, said("errorMessage"))));
                 }
             }

@@ -239,12 +239,14 @@ impl Contract {
 
     /// Whether `value` may stand in field `field` of a `kind` record: true for fields the
     /// contract does not list.
-    pub fn accepts(&self, kind: &str, field: &str, value: &Value) -> bool {
+    pub fn accepts(&self, kind: &str, field: &str, value: &Member<'_>) -> bool {
         let spec = self.common.get(field).or_else(|| self.kinds.get(kind).and_then(|k| k.fields.get(field)));
         match spec {
             None => true,
             Some(f) if value.is_null() => f.nullable,
-            Some(f) => check_value(f, value).is_ok(),
+            // The JSON type alone settles it: no need to build the value.
+            Some(f) if matches!(value, Member::Raw(r, _) if raw_fits(f, r)) => true,
+            Some(f) => check_value(f, &value.to_value()).is_ok(),
         }
     }
 

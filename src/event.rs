@@ -308,10 +308,15 @@ impl Arguments {
 
     /// The arguments as text: source text unchanged, a JSON value as compact JSON.
     pub fn to_text(&self) -> String {
+        self.as_text().into_owned()
+    }
+
+    /// [`Arguments::to_text`], borrowed where the text is kept.
+    pub fn as_text(&self) -> Cow<'_, str> {
         match (&self.value, &self.text) {
-            (_, Some(t)) => t.clone(),
-            (Some(v), None) => crate::json::to_compact(v),
-            (None, None) => String::new(),
+            (_, Some(t)) => Cow::Borrowed(t),
+            (Some(v), None) => Cow::Owned(crate::json::to_compact(v)),
+            (None, None) => Cow::Borrowed(""),
         }
     }
 

@@ -6,7 +6,8 @@ use std::ops::ControlFlow;
 
 use serde_json::Value;
 
-use crate::text::Text;
+use crate::object::Member;
+use crate::text::{AsIs, Text};
 
 /// How an agent lays out its JSON lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -283,6 +284,32 @@ pub(crate) fn escape_byte(out: &mut Vec<u8>, bytes: &[u8], at: usize, go: bool) 
     (next, next)
 }
 
+/// Whether `layout` writes the value whose JSON text (checked) is `r` as that text: a string
+/// its escapes suit, digits, or a word. A number with a sign, fraction or exponent, and
+/// anything nested, go through a value.
+pub(crate) fn raw_in_layout(r: &str, as_is: AsIs, layout: Layout) -> bool {
+    match r.as_bytes().first() {
+        Some(b'"') => as_is.in_layout(layout) == Some(true),
+        Some(b'0'..=b'9') => r.len() < 20 && r.bytes().all(|b| b.is_ascii_digit()),
+        _ => matches!(r, "true" | "false" | "null"),
+    }
+}
+
+/// Appends the digits of `n`.
+pub(crate) fn write_u64(out: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
+}
+
 /// Appends `v` in `layout`: members in their order, or sorted by key at every depth for the
 /// sorted layouts.
 pub fn write_value(out: &mut Vec<u8>, v: &Value, layout: Layout) {
@@ -361,6 +388,10 @@ pub enum Field<'a> {
     Text(&'a Text),
     Kept(Text),
     Json(&'a str),
+    /// A count written as a string of its digits (localcode's counts).
+    Digits(u64),
+    /// A member of a line as read: its text where the layout writes it so, else its value.
+    Member(Member<'a>),
 }
 
 impl Field<'_> {
@@ -372,6 +403,15 @@ impl Field<'_> {
             Field::Text(t) => t.write(out, layout),
             Field::Kept(t) => t.write(out, layout),
             Field::Json(j) => out.extend_from_slice(j.as_bytes()),
+            Field::Member(Member::Raw(r, as_is)) if raw_in_layout(r, *as_is, layout) => {
+                out.extend_from_slice(r.as_bytes())
+            }
+            Field::Member(m) => write_value(out, &m.to_value(), layout),
+            Field::Digits(n) => {
+                out.push(b'"');
+                write_u64(out, *n);
+                out.push(b'"');
+            }
         }
     }
 }
@@ -384,7 +424,7 @@ impl From<Value> for Field<'_> {
 
 /// Appends an object given as (key, value) pairs, and a newline, in the given layout: pairs in
 /// order, or sorted by key (and nested objects too) for the sorted layouts.
-pub fn write_fields(out: &mut Vec<u8>, pairs: &[(&str, Field<'_>)], layout: Layout) {
+pub fn write_fields<K: AsRef<str>>(out: &mut Vec<u8>, pairs: &[(K, Field<'_>)], layout: Layout) {
     if sorted(layout) && pairs.len() <= 32 {
         // The order as indices on the stack: a line has a handful of members. Keys compare
         // by their first eight bytes as a number first (most differ there), then whole.
@@ -393,20 +433,20 @@ pub fn write_fields(out: &mut Vec<u8>, pairs: &[(&str, Field<'_>)], layout: Layo
         let order = &mut order[..pairs.len()];
         for (i, o) in order.iter_mut().enumerate() {
             *o = i as u8;
-            heads[i] = head8(pairs[i].0.as_bytes());
+            heads[i] = head8(pairs[i].0.as_ref().as_bytes());
         }
         order.sort_unstable_by(|&a, &b| {
             let (a, b) = (usize::from(a), usize::from(b));
-            heads[a].cmp(&heads[b]).then_with(|| pairs[a].0.cmp(pairs[b].0))
+            heads[a].cmp(&heads[b]).then_with(|| pairs[a].0.as_ref().cmp(pairs[b].0.as_ref()))
         });
-        let members = order.iter().map(|&i| (pairs[usize::from(i)].0, &pairs[usize::from(i)].1));
+        let members = order.iter().map(|&i| (pairs[usize::from(i)].0.as_ref(), &pairs[usize::from(i)].1));
         write_members(out, members, layout, |out, v, layout| v.write(out, layout));
     } else if sorted(layout) {
-        let mut order: Vec<(&str, &Field<'_>)> = pairs.iter().map(|(k, v)| (*k, v)).collect();
+        let mut order: Vec<(&str, &Field<'_>)> = pairs.iter().map(|(k, v)| (k.as_ref(), v)).collect();
         order.sort_unstable_by_key(|p| p.0);
         write_members(out, order.into_iter(), layout, |out, v, layout| v.write(out, layout));
     } else {
-        write_members(out, pairs.iter().map(|(k, v)| (*k, v)), layout, |out, v, layout| v.write(out, layout));
+        write_members(out, pairs.iter().map(|(k, v)| (k.as_ref(), v)), layout, |out, v, layout| v.write(out, layout));
     }
     out.push(b'\n');
 }
@@ -799,6 +839,15 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use serde_json::json;
+
+    proptest! {
+        #[test]
+        fn digits_are_a_count_written_as_a_string(n in prop_oneof![0u64..1000, any::<u64>(), Just(u64::MAX)]) {
+            let mut out = Vec::new();
+            Field::Digits(n).write(&mut out, Layout::Spaced);
+            prop_assert_eq!(String::from_utf8(out).unwrap(), format!("\"{n}\""));
+        }
+    }
 
     #[test]
     fn spaced_layout_matches_python_json_dumps() {

@@ -32,6 +32,7 @@
 pub mod contract;
 pub mod dialect;
 pub mod event;
+pub mod extra;
 pub mod framing;
 pub mod json;
 pub mod normalize;

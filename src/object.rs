@@ -395,6 +395,11 @@ impl<'a> Object<'a> {
         m
     }
 
+    /// The members left, as a record's extra members: what the decoder had no field for.
+    pub fn into_extra(self) -> crate::extra::Extra {
+        crate::extra::Extra::from_members(self.members)
+    }
+
     /// Takes member `key` if it is a string, borrowed from the line where it can be; anything
     /// else stays.
     pub fn take_text(&mut self, key: &str) -> Option<Cow<'a, str>> {

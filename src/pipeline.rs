@@ -293,12 +293,12 @@ impl<'o> Run<'o> {
                 let kind = rec.event.kind();
                 for k in rec.extra.keys() {
                     let room = self.dropped_fields.len() < DROPPED_FIELDS_HELD;
-                    match self.dropped_fields.iter_mut().find(|(n, f, _)| *n == kind && f == k) {
+                    match self.dropped_fields.iter_mut().find(|(n, f, _)| *n == kind && *f == k) {
                         Some((_, _, count)) => *count += 1,
                         None if room => {
-                            self.dropped_fields.push((kind, k.clone(), 1));
+                            self.dropped_fields.push((kind, k.into_owned(), 1));
                         }
-                        None => sink.report.dropped_field(kind, k),
+                        None => sink.report.dropped_field(kind, &k),
                     }
                 }
             }

@@ -304,7 +304,7 @@ impl<'a> Scanner<'a> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
     use serde_json::Value;
@@ -565,7 +565,7 @@ mod tests {
         }
     }
 
-    fn any_json() -> impl Strategy<Value = Value> {
+    pub(crate) fn any_json() -> impl Strategy<Value = Value> {
         let leaf = prop_oneof![
             Just(Value::Null),
             any::<bool>().prop_map(Value::Bool),

@@ -8,7 +8,8 @@ use std::borrow::Cow;
 use serde_json::{Map, Value};
 use strum::IntoEnumIterator;
 
-use crate::event::{Event, Fields};
+use crate::event::Event;
+use crate::extra::Extra;
 use crate::json::Field;
 use crate::normalize::Context;
 use crate::object::Object;
@@ -110,15 +111,15 @@ impl Dialect {
 pub struct Record {
     pub event: Event,
     pub origin: Dialect,
-    pub extra: Fields,
+    pub extra: Extra,
 }
 
 impl Record {
     pub fn new(origin: Dialect, event: Event) -> Self {
-        Record { event, origin, extra: Fields::new() }
+        Record { event, origin, extra: Extra::new() }
     }
 
-    pub fn with_extra(origin: Dialect, event: Event, extra: Fields) -> Self {
+    pub fn with_extra(origin: Dialect, event: Event, extra: Extra) -> Self {
         Record { event, origin, extra }
     }
 }
@@ -333,7 +334,7 @@ pub(crate) fn whole_line(kind: impl Into<String>, rest: Object<'_>) -> Value {
 /// An output line in the making: its members in order, values owned or borrowed from the
 /// record. Written straight to bytes, without building a map.
 pub(crate) struct Line<'a> {
-    pairs: Vec<(&'a str, Field<'a>)>,
+    pairs: Vec<(Cow<'a, str>, Field<'a>)>,
 }
 
 impl Line<'_> {
@@ -362,22 +363,25 @@ pub(crate) fn build_line<'a, F: Into<Field<'a>>>(
     contract: &'a crate::contract::Contract,
     kind: &'a str,
     fields: impl IntoIterator<Item = (&'a str, F)>,
-    extra: Option<&'a Fields>,
+    extra: Option<&'a Extra>,
 ) -> Line<'a> {
     let fields = fields.into_iter();
-    let mut pairs: Vec<(&'a str, Field<'a>)> = Vec::with_capacity(fields.size_hint().0 + 1 + extra.map_or(0, Map::len));
-    pairs.push((contract.type_field.as_str(), Field::Str(kind)));
-    let put =
-        |pairs: &mut Vec<(&'a str, Field<'a>)>, k: &'a str, v: Field<'a>| match pairs.iter_mut().find(|p| p.0 == k) {
-            Some(p) => p.1 = v,
-            None => pairs.push((k, v)),
-        };
+    let extra = extra.map(Extra::members).unwrap_or_default();
+    let mut pairs: Vec<(Cow<'a, str>, Field<'a>)> = Vec::with_capacity(fields.size_hint().0 + 1 + extra.len());
+    pairs.push((Cow::Borrowed(contract.type_field.as_str()), Field::Str(kind)));
+    let put = |pairs: &mut Vec<(Cow<'a, str>, Field<'a>)>, k: Cow<'a, str>, v: Field<'a>| match pairs
+        .iter_mut()
+        .find(|p| p.0 == k)
+    {
+        Some(p) => p.1 = v,
+        None => pairs.push((k, v)),
+    };
     for (k, v) in fields {
-        put(&mut pairs, k, v.into());
+        put(&mut pairs, Cow::Borrowed(k), v.into());
     }
-    for (k, v) in extra.into_iter().flatten() {
-        if contract.accepts(kind, k, v) {
-            put(&mut pairs, k.as_str(), Field::Value(v));
+    for (k, v) in extra {
+        if contract.accepts(kind, &k, &v) {
+            put(&mut pairs, k, Field::Member(v));
         }
     }
     Line { pairs }

@@ -102,7 +102,7 @@ impl Decode for Decoder {
                 return Ok(());
             }
         };
-        out.push(Record::with_extra(Dialect::Adal, event, m.into_fields()));
+        out.push(Record::with_extra(Dialect::Adal, event, m.into_extra()));
         Ok(())
     }
 }

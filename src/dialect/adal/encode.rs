@@ -2,7 +2,8 @@ use serde_json::{json, Value};
 
 use crate::contract::Contract;
 use crate::dialect::{build_line, tool_output, Dialect, Encode, Record, Sink};
-use crate::event::{Arguments, Event, Fields, Outcome, Terminal, ToolStatus};
+use crate::event::{Arguments, Event, Outcome, Terminal, ToolStatus};
+use crate::extra::Extra;
 use crate::json::{write_line, Field, Layout};
 use crate::normalize::Context;
 use crate::report::Fate;
@@ -87,7 +88,7 @@ fn emit<'a, F: Into<Field<'a>>>(
     sink: &mut Sink<'_>,
     kind: &'a str,
     fields: Vec<(&'a str, F)>,
-    extra: Option<&'a Fields>,
+    extra: Option<&'a Extra>,
 ) {
     build_line(Dialect::Adal.contract(), kind, fields, extra).write(sink.out, Layout::Compact);
 }

@@ -6,9 +6,10 @@ use serde_json::{Map, Value};
 use super::{content_kept, content_text};
 use crate::dialect::{take_type, whole_line, Decode, Decoded, Dialect, LineError, Record};
 use crate::event::{
-    Arguments, Basis, Event, Fields, Outcome, Phase, Scope, Session, Terminal, Text, Tokens, ToolCall, ToolDraft,
-    ToolResult, ToolStatus, Usage,
+    Arguments, Basis, Event, Outcome, Phase, Scope, Session, Terminal, Text, Tokens, ToolCall, ToolDraft, ToolResult,
+    ToolStatus, Usage,
 };
+use crate::extra::Extra;
 use crate::object::{Member, Object};
 
 /// Member `key` of an object member, read without building a tree for the rest of it.
@@ -49,7 +50,7 @@ pub struct Decoder {
     ending: Ending,
     /// Where the assistant message begun last came from (its `api`, `provider`, `model`,
     /// `timestamp`), until the first record of its content carries them.
-    meta: Option<Fields>,
+    meta: Option<Extra>,
 }
 
 impl Decoder {
@@ -79,7 +80,7 @@ impl Default for Decoder {
 /// An assistant message's `api`, `provider`, `model` and `timestamp`, which no canonical event
 /// has a field for: kept as extra members of the message's first record, so that base-context
 /// writes them back (and canonical carries them).
-fn assistant_meta(message: Member<'_>) -> Option<Fields> {
+fn assistant_meta(message: Member<'_>) -> Option<Extra> {
     // Another role said first is told without reading the rest (a tool's whole output, say).
     if let Member::Raw(raw, _) = &message {
         if raw.strip_prefix("{\"role\":\"").is_some_and(|rest| !rest.starts_with("assistant\"")) {
@@ -94,13 +95,11 @@ fn assistant_meta(message: Member<'_>) -> Option<Fields> {
     if o.get_str("role").as_deref() != Some("assistant") {
         return None;
     }
-    let mut meta = Fields::new();
-    for key in ["api", "provider", "model", "timestamp"] {
-        if let Some(v) = o.remove(key) {
-            meta.insert(key.into(), v.into_value());
-        }
-    }
-    (!meta.is_empty()).then_some(meta)
+    let meta: Vec<_> = ["api", "provider", "model", "timestamp"]
+        .into_iter()
+        .filter_map(|k| Some((Cow::Borrowed(k), o.remove(k)?)))
+        .collect();
+    (!meta.is_empty()).then(|| Extra::from_members(meta))
 }
 
 fn own(event: Event) -> Record {
@@ -123,7 +122,11 @@ impl Decoder {
     fn give_meta(&mut self, out: &mut Decoded) {
         if let Some(rec) = out.records.iter_mut().find(|r| !matches!(r.event, Event::Extension { .. })) {
             if let Some(meta) = self.meta.take() {
-                rec.extra.extend(meta);
+                if rec.extra.is_empty() {
+                    rec.extra = meta;
+                } else {
+                    rec.extra.extend(meta.to_fields());
+                }
             }
         }
     }
@@ -217,9 +220,9 @@ impl Decoder {
             // aborted) goes with its usage, which ends the message, for a base-context target to
             // write back.
             if let Some(s) = stop.as_deref().filter(|s| !matches!(*s, "stop" | "toolUse" | "error")) {
-                rec.extra.insert("stopReason".into(), Value::from(s));
+                rec.extra.insert("stopReason", Value::from(s));
                 if let Some(e) = &error {
-                    rec.extra.insert("errorMessage".into(), Value::from(e.as_str()));
+                    rec.extra.insert("errorMessage", Value::from(e.as_str()));
                 }
             }
             out.push(rec);
@@ -368,7 +371,7 @@ impl Decode for Decoder {
                     "user" => {
                         let mut rec = own(Event::Prompt { text: content_text(&message["content"]) });
                         if let Some(t) = message.get("timestamp") {
-                            rec.extra.insert("timestamp".into(), t.clone());
+                            rec.extra.insert("timestamp", t.clone());
                         }
                         out.push(rec);
                     }
@@ -469,7 +472,7 @@ impl Decode for Decoder {
                 return Ok(());
             }
         };
-        out.push(Record::with_extra(Dialect::BaseContext, event, m.into_fields()));
+        out.push(Record::with_extra(Dialect::BaseContext, event, m.into_extra()));
         Ok(())
     }
 

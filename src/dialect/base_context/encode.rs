@@ -4,7 +4,8 @@ use indexmap::IndexMap;
 use serde_json::{json, Map, Value};
 
 use crate::dialect::{Dialect, Encode, EncodeOptions, Record, Sink};
-use crate::event::{Arguments, Basis, Event, Fields, Outcome, Phase, Scope, Terminal, Text, Tokens, ToolStatus};
+use crate::event::{Arguments, Basis, Event, Outcome, Phase, Scope, Terminal, Text, Tokens, ToolStatus};
+use crate::extra::Extra;
 use crate::json::{write_line, write_str, write_value, Layout};
 use crate::normalize::{make_room, Context};
 use crate::report::Fate;
@@ -43,7 +44,8 @@ struct Meta {
 }
 
 impl Meta {
-    fn from_extra(extra: &Fields) -> Option<Meta> {
+    fn from_extra(extra: &Extra) -> Option<Meta> {
+        let extra = extra.to_fields();
         let text = |k: &str| extra.get(k).and_then(Value::as_str).map(str::to_string);
         let meta = Meta {
             api: text("api"),
@@ -643,7 +645,7 @@ impl Encoder {
 
 /// Member `key` of the extra members a base-context source gave the record (see its decoder);
 /// `None` for a record from another dialect.
-fn source_said<'r>(rec: &'r Record, key: &str) -> Option<&'r Value> {
+fn source_said(rec: &Record, key: &str) -> Option<Value> {
     (rec.origin == Dialect::BaseContext).then(|| rec.extra.get(key)).flatten()
 }
 
@@ -718,7 +720,7 @@ impl Encode for Encoder {
             Event::Prompt { text } => {
                 self.ensure_round(ctx, sink);
                 // A base-context source's own time for it, else the fixed time.
-                let at = source_said(rec, "timestamp").and_then(Value::as_u64).unwrap_or(self.epoch_ms);
+                let at = source_said(rec, "timestamp").and_then(|v| v.as_u64()).unwrap_or(self.epoch_ms);
                 let message = json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": at});
                 self.whole_message(sink, message);
             }
@@ -827,8 +829,9 @@ impl Encode for Encoder {
                 let round_done = u.scope == Scope::Round && u.basis == Basis::Delta;
                 if m.state == State::Ended || (round_done && m.state == State::Open) {
                     // The stop a base-context source gave with the usage (see its decoder).
-                    let said = |k: &str| source_said(rec, k).and_then(Value::as_str);
-                    self.end_message(ctx, sink, said("stopReason").map(|s| (s, said("errorMessage"))));
+                    let said = |k: &str| source_said(rec, k).and_then(|v| v.as_str().map(str::to_string));
+                    let stop = said("stopReason").map(|s| (s, said("errorMessage")));
+                    self.end_message(ctx, sink, stop.as_ref().map(|(s, e)| (s.as_str(), e.as_deref())));
                 }
             }
             Event::Error { message, fatal } => {

@@ -14,7 +14,8 @@ use std::borrow::Cow;
 use serde_json::{Map, Value};
 
 use crate::dialect::{take_type, Decode, Decoded, Dialect, Encode, LineError, Record, Sink, Sniff};
-use crate::event::{Arguments, Event, Fields, Text, Tokens, ToolCall, ToolResult, Usage};
+use crate::event::{Arguments, Event, Text, Tokens, ToolCall, ToolResult, Usage};
+use crate::extra::Extra;
 use crate::json::{write_line, write_serialize, Layout};
 use crate::normalize::Context;
 use crate::object::{Member, Object};
@@ -60,9 +61,16 @@ impl Decode for Decoder {
             Some(Value::String(d)) => d.parse().unwrap_or(Dialect::Canonical),
             _ => Dialect::Canonical,
         };
-        let extra = match m.shift_remove("extra") {
-            Some(Value::Object(x)) => x,
-            _ => Fields::new(),
+        let extra = match m.remove("extra") {
+            // The members as written: their text, where it is serde_json's own.
+            Some(Member::Raw(r, _)) if r.starts_with('{') && crate::scan::compact_json(r) && r != "{}" => {
+                Extra::from_json(r)
+            }
+            Some(x) => match x.into_value() {
+                Value::Object(x) => Extra::from(x),
+                _ => Extra::new(),
+            },
+            None => Extra::new(),
         };
         let kind = take_type(&mut m)?;
         if !known(&kind) {
@@ -304,7 +312,7 @@ impl Encode for Encoder {
         }
         if !rec.extra.is_empty() {
             out.extend_from_slice(b",\"extra\":");
-            let _ = write_serialize(out, &rec.extra);
+            out.extend_from_slice(rec.extra.json().as_bytes());
         }
         out.extend_from_slice(b"}\n");
         Fate::Written

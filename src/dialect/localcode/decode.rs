@@ -184,7 +184,7 @@ impl Decode for Decoder {
                 };
             }
         };
-        out.push(Record::with_extra(Dialect::Localcode, event, m.into_fields()));
+        out.push(Record::with_extra(Dialect::Localcode, event, m.into_extra()));
         Ok(())
     }
 }

@@ -76,7 +76,7 @@ fn s(x: impl Into<String>) -> Field<'static> {
 }
 
 fn digits(n: u64) -> Field<'static> {
-    Field::Owned(Value::String(n.to_string()))
+    Field::Digits(n)
 }
 
 impl Encode for Encoder {
@@ -131,18 +131,18 @@ impl Encode for Encoder {
                 );
             }
             Event::ToolCall(c) => {
-                let args = c.arguments.to_text();
+                let args = c.arguments.as_text();
                 let args = self.fit("tool_start", "args", &args, sink);
                 let index = c.index.or(ctx.call.index).map_or(s("-1"), digits);
                 emit(
                     sink,
-                    &line("tool_start", vec![("name", s(c.name.clone())), ("args", args), ("index", index)], rec),
+                    &line("tool_start", vec![("name", Field::Str(&c.name)), ("args", args), ("index", index)], rec),
                 );
             }
             Event::ToolResult(r) => {
                 let call = &ctx.call;
                 let arguments = if r.arguments.is_empty() { &call.arguments } else { &r.arguments };
-                let args = arguments.to_text();
+                let args = arguments.as_text();
                 let args = self.fit("tool_result", "args", &args, sink);
                 let result = self.fit_field("tool_result", "result", tool_output(r, ctx), sink);
                 let failed = if r.status == ToolStatus::Completed { "false" } else { "true" };

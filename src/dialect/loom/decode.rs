@@ -170,7 +170,7 @@ impl Decode for Decoder {
                 return Ok(());
             }
         };
-        out.push(Record::with_extra(Dialect::Loom, event, m.into_fields()));
+        out.push(Record::with_extra(Dialect::Loom, event, m.into_extra()));
         Ok(())
     }
 }

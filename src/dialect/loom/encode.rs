@@ -4,7 +4,8 @@ use serde_json::{Map, Value};
 use super::{other_stop, SCHEMA_VERSION};
 use crate::contract::Contract;
 use crate::dialect::{build_line, Dialect, Encode, Record, Sink};
-use crate::event::{Basis, Event, Fields, Outcome, Scope, Summary, Terminal, Tokens, ToolStatus};
+use crate::event::{Basis, Event, Outcome, Scope, Summary, Terminal, Tokens, ToolStatus};
+use crate::extra::Extra;
 use crate::json::{write_line, write_str, Field, Layout};
 use crate::normalize::Context;
 use crate::report::Fate;
@@ -98,7 +99,7 @@ impl Calls {
     }
 }
 
-fn emit(sink: &mut Sink<'_>, kind: &str, fields: Vec<(&str, Field<'_>)>, extra: Option<&Fields>) {
+fn emit(sink: &mut Sink<'_>, kind: &str, fields: Vec<(&str, Field<'_>)>, extra: Option<&Extra>) {
     let all = std::iter::once(("schema_version", Field::Owned(Value::from(SCHEMA_VERSION)))).chain(fields);
     build_line(Dialect::Loom.contract(), kind, all, extra).write(sink.out, Layout::Sorted);
 }
@@ -113,7 +114,7 @@ fn emit_with_text(
     kind: &str,
     fields: Vec<(&str, Value)>,
     text: &[(&str, &str)],
-    extra: Option<&Fields>,
+    extra: Option<&Extra>,
 ) {
     let mut all = owned(fields);
     all.extend(text.iter().map(|&(k, t)| (k, Field::Json(t))));
@@ -126,7 +127,7 @@ fn emit_session<'c>(
     sink: &mut Sink<'_>,
     s: &Summary,
     calls: Option<impl Iterator<Item = CallRef<'c>>>,
-    extra: Option<&Fields>,
+    extra: Option<&Extra>,
 ) {
     let calls = calls.map(calls_json);
     let text: Vec<(&str, &str)> = calls.iter().map(|c| ("tool_calls", c.as_str())).collect();

@@ -5,9 +5,9 @@ use super::{ids, Ids};
 use crate::contract::Contract;
 use crate::dialect::{take_type, whole_line, Decode, Decoded, Dialect, LineError, Record};
 use crate::event::{
-    Arguments, Basis, Event, Fields, Outcome, Phase, Scope, Session, Terminal, Tokens, ToolCall, ToolResult,
-    ToolStatus, Usage,
+    Arguments, Basis, Event, Outcome, Phase, Scope, Session, Terminal, Tokens, ToolCall, ToolResult, ToolStatus, Usage,
 };
+use crate::extra::Extra;
 use crate::normalize::make_room;
 use crate::object::Object;
 
@@ -133,7 +133,7 @@ fn arguments(m: &mut Object<'_>) -> Arguments {
 impl Decode for Decoder {
     fn decode(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
         let kind = take_type(&mut m)?;
-        let own = |event: Event, extra: Fields| Record::with_extra(Dialect::Wuu, event, extra);
+        let own = |event: Event, extra: Extra| Record::with_extra(Dialect::Wuu, event, extra);
         if let Some(family) = match kind.as_ref() {
             k if k.starts_with("tool_") => Some(Family::Tool),
             k if k.starts_with("command_") => Some(Family::Command),
@@ -202,12 +202,12 @@ impl Decode for Decoder {
                         model: None,
                         tokens: tokens(&mut m),
                     }),
-                    Fields::new(),
+                    Extra::new(),
                 ));
                 Event::TurnEnd { id: self.turn_id.clone(), status: Some("completed".into()), reason: None }
             }
             "turn_failed" => {
-                out.push(own(Event::Error { message: text(&mut m, "error"), fatal: true }, Fields::new()));
+                out.push(own(Event::Error { message: text(&mut m, "error"), fatal: true }, Extra::new()));
                 Event::TurnEnd { id: self.turn_id.clone(), status: Some("failed".into()), reason: None }
             }
             "turn_interrupted" => Event::TurnEnd {
@@ -293,7 +293,7 @@ impl Decode for Decoder {
                 if outcome.is_none() {
                     out.warn(format!("result has status \"{status}\", not one wuu lists; read as an incomplete run"));
                 }
-                out.push(own(Event::FinalAnswer { text: text(&mut m, "final_message") }, Fields::new()));
+                out.push(own(Event::FinalAnswer { text: text(&mut m, "final_message") }, Extra::new()));
                 let mut t = Terminal::new(outcome.unwrap_or(Outcome::Incomplete));
                 if outcome.is_none() {
                     t.reason = Some(status);
@@ -310,7 +310,7 @@ impl Decode for Decoder {
                 return Ok(());
             }
         };
-        out.push(own(event, m.into_fields()));
+        out.push(own(event, m.into_extra()));
         Ok(())
     }
 }

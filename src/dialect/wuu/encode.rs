@@ -4,7 +4,8 @@ use serde_json::Value;
 use super::{ids, Ids};
 use crate::contract::Contract;
 use crate::dialect::{build_line, Dialect, Encode, Record, Sink};
-use crate::event::{Arguments, Event, Fields, Outcome, Phase, Session, ToolStatus};
+use crate::event::{Arguments, Event, Outcome, Phase, Session, ToolStatus};
+use crate::extra::Extra;
 use crate::json::{write_line, Field, Layout};
 use crate::normalize::{make_room, Context};
 use crate::report::Fate;
@@ -86,7 +87,7 @@ fn json_text(a: &Arguments, own: bool) -> String {
 }
 
 impl Encoder {
-    fn emit(&self, sink: &mut Sink<'_>, kind: &str, fields: Vec<(&str, Field<'_>)>, extra: Option<&Fields>) {
+    fn emit(&self, sink: &mut Sink<'_>, kind: &str, fields: Vec<(&str, Field<'_>)>, extra: Option<&Extra>) {
         let turn = self.turn_id.as_deref().or(self.last_turn_id.as_deref()).unwrap_or("");
         let id_fields =
             [("thread_id", Field::Str(self.thread_id.as_deref().unwrap_or(""))), ("turn_id", Field::Str(turn))];
@@ -161,7 +162,7 @@ impl Encoder {
         reason: Option<&str>,
         ctx: &Context,
         sink: &mut Sink<'_>,
-        extra: Option<&Fields>,
+        extra: Option<&Extra>,
     ) {
         self.finish_message(sink);
         match status {
@@ -188,14 +189,7 @@ impl Encoder {
     }
 
     /// A `tool_*` line, and its `command_*` twin for a call to bash.
-    fn tool(
-        &self,
-        sink: &mut Sink<'_>,
-        step: Step,
-        item: &str,
-        fields: Vec<(&str, Field<'_>)>,
-        extra: Option<&Fields>,
-    ) {
+    fn tool(&self, sink: &mut Sink<'_>, step: Step, item: &str, fields: Vec<(&str, Field<'_>)>, extra: Option<&Extra>) {
         let mut all = Vec::with_capacity(fields.len() + 1);
         all.push(("item_id", Field::Str(item)));
         all.extend(fields);
@@ -206,7 +200,7 @@ impl Encoder {
         }
     }
 
-    fn start_call(&mut self, sink: &mut Sink<'_>, item: &str, name: &str, args: &Arguments, extra: Option<&Fields>) {
+    fn start_call(&mut self, sink: &mut Sink<'_>, item: &str, name: &str, args: &Arguments, extra: Option<&Extra>) {
         let bash = name == "bash";
         let text = json_text(args, extra.is_some());
         // The command family adds the command and process id when the arguments hold them.
@@ -237,7 +231,7 @@ impl Encoder {
         name: &str,
         status: &str,
         error: &str,
-        extra: Option<&Fields>,
+        extra: Option<&Extra>,
     ) {
         let fields = vec![("name", Field::Str(name)), ("status", Field::Str(status)), ("error", Field::Str(error))];
         self.tool(sink, COMPLETED, item, fields, extra);

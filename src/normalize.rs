@@ -44,6 +44,17 @@ where
     }
 }
 
+/// A snapshot's key, `(scope, what it counts)`, with the name borrowed: it hashes as the
+/// owned key does (a tuple hashes its members in order; `&str` and `String` alike).
+#[derive(Hash)]
+struct SnapshotOf<'a>(Scope, &'a str);
+
+impl Equivalent<(Scope, String)> for SnapshotOf<'_> {
+    fn equivalent(&self, key: &(Scope, String)) -> bool {
+        self.0 == key.0 && self.1 == key.1
+    }
+}
+
 /// Cumulative snapshots always kept, one per scope and turn (or round) they count. A source
 /// that never starts a turn (loom numbers its turns but has no turn-start record) would
 /// otherwise keep one for every turn of the stream; at twice this many the older half is let
@@ -404,15 +415,16 @@ impl Normalizer {
         let mut delta = match u.basis {
             Basis::Delta => u.tokens,
             Basis::Cumulative => {
-                let key = (u.scope, u.of.clone().unwrap_or_default());
-                let prev = match self.snapshots.entry(key) {
-                    indexmap::map::Entry::Occupied(mut o) => {
-                        let prev = *o.get();
-                        *o.get_mut() = prev.max(&u.tokens);
+                let of = u.of.as_deref().unwrap_or_default();
+                // Looked up by the borrowed name; the name is copied only for a new snapshot.
+                let prev = match self.snapshots.get_mut(&SnapshotOf(u.scope, of)) {
+                    Some(held) => {
+                        let prev = *held;
+                        *held = prev.max(&u.tokens);
                         prev
                     }
-                    indexmap::map::Entry::Vacant(v) => {
-                        v.insert(u.tokens);
+                    None => {
+                        self.snapshots.insert((u.scope, of.to_string()), u.tokens);
                         Tokens::default()
                     }
                 };

@@ -282,22 +282,18 @@ impl<'a> Object<'a> {
             }
             return Ok(Object::from(map));
         }
-        // Most lines repeat no key, and most keys differ in length, first or last byte: when
-        // no two share all three (as far as a 128-bit mask of their hash tells), no two are
-        // equal, and the members stand as they are.
-        let mut seen = 0u128;
-        let mut clash = false;
-        for (k, _) in &members {
+        // Most lines repeat no key, and most keys differ in length, first or last byte: two
+        // keys are compared only where those agree.
+        let mut marks = [0u32; SMALL];
+        for ((k, _), mark) in members.iter().zip(marks.iter_mut()) {
             let b = k.as_bytes();
             let (first, last) = (b.first().copied().unwrap_or(0), b.last().copied().unwrap_or(0));
-            let h = (u32::from(first) << 8 | u32::from(last) | (b.len() as u32) << 16).wrapping_mul(0x9E37_79B1);
-            let bit = 1u128 << (h >> 25);
-            clash |= seen & bit != 0;
-            seen |= bit;
+            *mark = u32::from(first) << 8 | u32::from(last) | (b.len() as u32) << 16;
         }
-        // The mask's bits can clash for different keys (a line of seven keys does so about one
-        // time in six): the keys themselves tell, and a copy is made only for a real repeat.
-        if !clash || !members.iter().enumerate().any(|(i, (k, _))| members[..i].iter().any(|(h, _)| h == k)) {
+        let marks = &marks[..members.len()];
+        let repeated = (1..marks.len())
+            .any(|i| marks[..i].iter().enumerate().any(|(j, m)| *m == marks[i] && members[j].0 == members[i].0));
+        if !repeated {
             return Ok(Object { members });
         }
         let mut out: Vec<(Cow<'a, str>, Member<'a>)> = Vec::with_capacity(members.len());

@@ -238,6 +238,10 @@ pub struct ToolDraft {
 /// its compact form is kept as text alone, marked `compact`, and its value built only when an
 /// encoder asks for it ([`Arguments::to_value`]): the value would be written back as that same
 /// text, and a target that writes arguments as text never needs it.
+///
+/// Text a dialect gives as JSON text ([`Arguments::json_text`]) is not even looked at until
+/// something asks what it holds (marked `unread`): a target that writes the arguments as text
+/// (localcode, loom) never does.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct Arguments {
     #[serde(default, rename = "arguments")]
@@ -247,15 +251,19 @@ pub struct Arguments {
     /// `text` is JSON in its compact form, and `value` is not set: the value is the text's.
     #[serde(skip)]
     pub compact: bool,
+    /// `text` is what a dialect gave as JSON text, not yet looked at, and `value` is not set:
+    /// it is read as [`Arguments::json_text`] says when something asks what it holds.
+    #[serde(skip)]
+    pub unread: bool,
 }
 
 impl Arguments {
     pub fn value(v: Value) -> Self {
-        Arguments { value: Some(v), text: None, compact: false }
+        Arguments { value: Some(v), text: None, compact: false, unread: false }
     }
 
     pub fn text(t: impl Into<String>) -> Self {
-        Arguments { value: None, text: Some(t.into()), compact: false }
+        Arguments { value: None, text: Some(t.into()), compact: false, unread: false }
     }
 
     /// JSON text that the source wrote as text: parsed when it is JSON, kept as text otherwise.
@@ -263,8 +271,13 @@ impl Arguments {
     /// beside the value, so that writing it back as text gives the same string. Text in its
     /// compact form is kept as it is, unparsed, where a scan can tell so.
     pub fn json_text(t: String) -> Self {
+        Arguments { value: None, text: Some(t), compact: false, unread: true }
+    }
+
+    /// [`Arguments::json_text`], read now.
+    fn read_json_text(t: String) -> Self {
         if crate::scan::compact_json(&t) {
-            return Arguments { value: None, text: Some(t), compact: true };
+            return Arguments { value: None, text: Some(t), compact: true, unread: false };
         }
         match serde_json::from_str::<Value>(&t) {
             Ok(v) => {
@@ -274,7 +287,7 @@ impl Arguments {
                 if compact == t.as_bytes() {
                     Arguments::value(v)
                 } else {
-                    Arguments { value: Some(v), text: Some(t), compact: false }
+                    Arguments { value: Some(v), text: Some(t), compact: false, unread: false }
                 }
             }
             Err(_) => Arguments::text(t),
@@ -284,6 +297,12 @@ impl Arguments {
     /// The JSON text the arguments are, when they are JSON: the source's text where it was
     /// JSON text already, else the compact form of the value. `None` for text that is not JSON.
     pub fn json(&self) -> Option<Cow<'_, str>> {
+        if self.unread {
+            // Read, it is the text where it holds JSON (compact or not), else no JSON.
+            let t = self.text.as_deref()?;
+            return (crate::scan::compact_json(t) || serde_json::from_str::<Value>(t).is_ok())
+                .then_some(Cow::Borrowed(t));
+        }
         match (&self.value, &self.text) {
             (Some(_), Some(t)) => Some(Cow::Borrowed(t)),
             (Some(v), None) => Some(Cow::Owned(crate::json::to_compact(v))),
@@ -292,8 +311,16 @@ impl Arguments {
         }
     }
 
-    /// What the arguments say, for comparing: the value (built from compact text), and the
-    /// text where it is more than the value's compact form.
+    /// The arguments with unread text read.
+    fn read(&self) -> Cow<'_, Arguments> {
+        match &self.text {
+            Some(t) if self.unread => Cow::Owned(Arguments::read_json_text(t.clone())),
+            _ => Cow::Borrowed(self),
+        }
+    }
+
+    /// What the arguments say, for comparing (read first): the value (built from compact
+    /// text), and the text where it is more than the value's compact form.
     fn meaning(&self) -> (Option<Cow<'_, Value>>, Option<&str>) {
         if self.compact {
             (self.to_value().map(Cow::Owned), None)
@@ -333,7 +360,7 @@ impl Arguments {
 /// Compact text and the value it holds are the same arguments.
 impl PartialEq for Arguments {
     fn eq(&self, other: &Self) -> bool {
-        self.meaning() == other.meaning()
+        self.read().meaning() == other.read().meaning()
     }
 }
 
@@ -342,9 +369,10 @@ impl PartialEq for Arguments {
 impl Serialize for Arguments {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
-        let (value, text) = self.meaning();
+        let read = self.read();
+        let (value, text) = read.meaning();
         // Compact text is JSON by its mark; were it not, it stays text rather than be lost.
-        let text = if self.compact && value.is_none() { self.text.as_deref() } else { text };
+        let text = if read.compact && value.is_none() { read.text.as_deref() } else { text };
         let mut m = s.serialize_map(None)?;
         if let Some(v) = value {
             m.serialize_entry("arguments", &*v)?;
@@ -730,20 +758,36 @@ mod tests {
     fn compact_json_text_is_kept_unparsed_and_means_its_value() {
         let text = "{\"path\":\"a\",\"n\":[1,-2,true,null]}";
         let lazy = Arguments::json_text(text.into());
-        assert!(lazy.compact && lazy.value.is_none(), "compact text is not parsed: {lazy:?}");
+        assert!(lazy.unread && lazy.value.is_none(), "JSON text is not read until asked: {lazy:?}");
+        assert!(Arguments::read_json_text(text.into()).compact, "compact text, read, is known compact");
         let value = serde_json::json!({"path": "a", "n": [1, -2, true, null]});
         assert_eq!(lazy, Arguments::value(value.clone()));
         assert_eq!(lazy.json().as_deref(), Some(text));
         assert_eq!(lazy.to_value(), Some(value));
+        assert_eq!(lazy.as_text(), text);
         // Written as canonical writes arguments: the value, no text beside it.
-        let mut out = Vec::new();
-        crate::json::write_serialize(&mut out, &lazy).unwrap();
-        assert_eq!(String::from_utf8(out).unwrap(), format!("{{\"arguments\":{text}}}"));
+        let written = |a: &Arguments| {
+            let mut out = Vec::new();
+            crate::json::write_serialize(&mut out, a).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        assert_eq!(written(&lazy), format!("{{\"arguments\":{text}}}"));
         // Spaced text keeps its text beside the value; a float is parsed to see.
-        let spaced = Arguments::json_text("{\"path\": \"a\"}".into());
+        let spaced = Arguments::read_json_text("{\"path\": \"a\"}".into());
         assert!(!spaced.compact && spaced.value.is_some() && spaced.text.is_some());
-        let float = Arguments::json_text("{\"x\":0.5}".into());
+        let lazy_spaced = Arguments::json_text("{\"path\": \"a\"}".into());
+        assert_eq!(lazy_spaced, spaced);
+        assert_eq!(lazy_spaced.json().as_deref(), Some("{\"path\": \"a\"}"));
+        assert_eq!(
+            written(&lazy_spaced),
+            "{\"arguments\":{\"path\":\"a\"},\"arguments_text\":\"{\\\"path\\\": \\\"a\\\"}\"}"
+        );
+        let float = Arguments::read_json_text("{\"x\":0.5}".into());
         assert_eq!((float.compact, float.text.as_deref()), (false, None));
-        assert_eq!(Arguments::json_text("src/main.rs".into()).json(), None);
+        assert_eq!(Arguments::json_text("{\"x\":0.5}".into()), float);
+        let not_json = Arguments::json_text("src/main.rs".into());
+        assert_eq!(not_json.json(), None);
+        assert_eq!(not_json, Arguments::text("src/main.rs"));
+        assert_eq!(written(&not_json), "{\"arguments_text\":\"src/main.rs\"}");
     }
 }

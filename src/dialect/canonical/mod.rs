@@ -256,7 +256,7 @@ fn arguments(m: &Object<'_>) -> Option<Arguments> {
         Some(Member::Raw(r, _)) => Some(serde_json::from_str::<Value>(r).ok()?),
         Some(Member::Value(v)) => Some(v.clone()),
     };
-    Some(Arguments { value, text: opt_str(m, "arguments_text")?, compact: false })
+    Some(Arguments { value, text: opt_str(m, "arguments_text")?, compact: false, unread: false })
 }
 
 #[derive(Default)]

@@ -44,6 +44,12 @@ where
     }
 }
 
+/// The tables below are looked up for every call and usage record, keyed by ids and turn
+/// numbers, and held to a bound size ([`MAX_OPEN_CALLS`], [`MAX_SNAPSHOTS`]): hashed with
+/// FNV-1a, as the contracts' tables are, rather than SipHash, whose guard against chosen keys
+/// matters little where a table cannot grow past a few thousand entries.
+type Fnv = std::hash::BuildHasherDefault<crate::contract::Fnv>;
+
 /// A snapshot's key, `(scope, what it counts)`, with the name borrowed: it hashes as the
 /// owned key does (a tuple hashes its members in order; `&str` and `String` alike).
 #[derive(Hash)]
@@ -129,11 +135,11 @@ struct OpenCall {
 
 pub struct Normalizer {
     ctx: Context,
-    open: IndexMap<String, OpenCall>,
+    open: IndexMap<String, OpenCall, Fnv>,
     calls: u64,
     round_calls: u64,
     /// The last cumulative snapshot per scope and what it counts, oldest first.
-    snapshots: IndexMap<(Scope, String), Tokens>,
+    snapshots: IndexMap<(Scope, String), Tokens, Fnv>,
     final_answer: Option<String>,
     message_text: String,
     last_error: Option<String>,
@@ -150,10 +156,10 @@ impl Normalizer {
     pub fn new(source: Dialect) -> Self {
         Normalizer {
             ctx: Context { source: Some(source), ..Context::default() },
-            open: IndexMap::new(),
+            open: IndexMap::default(),
             calls: 0,
             round_calls: 0,
-            snapshots: IndexMap::new(),
+            snapshots: IndexMap::default(),
             final_answer: None,
             message_text: String::new(),
             last_error: None,

@@ -21,6 +21,8 @@ use crate::object::Member;
 pub struct Extra {
     /// Empty, or a JSON object as serde_json writes it compact.
     json: String,
+    /// A hash of the keys in order (see [`Extra::shape`]).
+    shape: u64,
 }
 
 impl Extra {
@@ -39,7 +41,9 @@ impl Extra {
         };
         let mut json = String::with_capacity(members.iter().map(|(k, v)| k.len() + size(v) + 4).sum::<usize>() + 1);
         let mut scratch = Vec::new();
+        let mut shape = Shape::default();
         for (k, v) in members {
+            shape.key(&k);
             json.push(if json.is_empty() { '{' } else { ',' });
             match k {
                 // Read without escapes, a key has nothing serde_json escapes: a quote, a
@@ -70,13 +74,22 @@ impl Extra {
             }
         }
         json.push('}');
-        Extra { json }
+        Extra { json, shape: shape.0 }
     }
 
     /// Members given as the JSON text of a non-empty object that is serde_json's compact form
     /// of itself ([`crate::scan::compact_json`]).
     pub(crate) fn from_json(json: &str) -> Extra {
-        Extra { json: json.to_string() }
+        let mut extra = Extra { json: json.to_string(), shape: 0 };
+        extra.shape = Shape::of(extra.keys());
+        extra
+    }
+
+    /// A hash of the keys in order (FNV-1a), the same for two extras with the same keys: a
+    /// stream's records of a kind mostly carry the same ones, and a reader that counts them by
+    /// name (the report of members a target drops) reads the names once per shape.
+    pub fn shape(&self) -> u64 {
+        self.shape
     }
 
     pub fn is_empty(&self) -> bool {
@@ -141,6 +154,7 @@ impl Extra {
         more.push(b'}');
         // Only valid UTF-8 comes out of the writer.
         self.json.push_str(&String::from_utf8_lossy(&more));
+        self.shape = Shape::of(self.keys());
     }
 
     /// Sets each of `more`'s members as [`Extra::insert`] does.
@@ -148,6 +162,30 @@ impl Extra {
         for (k, v) in more {
             self.insert(k, v);
         }
+    }
+}
+
+/// [`Extra::shape`] in the making.
+struct Shape(u64);
+
+impl Default for Shape {
+    fn default() -> Self {
+        Shape(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Shape {
+    fn key(&mut self, key: &str) {
+        // Each key closed by a byte no UTF-8 text holds, so that keys do not run together.
+        for &b in key.as_bytes().iter().chain(&[0xFF]) {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    fn of<'a>(keys: impl Iterator<Item = Cow<'a, str>>) -> u64 {
+        let mut shape = Shape::default();
+        keys.for_each(|k| shape.key(&k));
+        shape.0
     }
 }
 
@@ -168,14 +206,14 @@ impl<'a> Iterator for Keys<'a> {
             return None;
         }
         let start = self.at + 2;
-        let end = string_end(b, start);
+        let (end, escaped) = string_end(b, start);
         let key = &self.json[start..end];
         let mut i = end + 2;
         // The value: a string, a number or word (up to the next `,` or `}`), or nested.
         let mut depth = 0usize;
         while let Some(&c) = b.get(i) {
             match c {
-                b'"' => i = string_end(b, i + 1),
+                b'"' => i = string_end(b, i + 1).0,
                 b'{' | b'[' => depth += 1,
                 b'}' | b']' if depth > 0 => depth -= 1,
                 b',' | b'}' if depth == 0 => break,
@@ -184,7 +222,7 @@ impl<'a> Iterator for Keys<'a> {
             i += 1;
         }
         self.at = i;
-        Some(if key.contains('\\') {
+        Some(if escaped {
             Cow::Owned(crate::object::unescape(key).unwrap_or_else(|| key.to_string()))
         } else {
             Cow::Borrowed(key)
@@ -192,16 +230,21 @@ impl<'a> Iterator for Keys<'a> {
     }
 }
 
-/// Where the string whose inside starts at `b[i]` closes: its closing quote's index.
-fn string_end(b: &[u8], mut i: usize) -> usize {
+/// Where the string whose inside starts at `b[i]` closes (its closing quote's index), and
+/// whether it has escapes.
+fn string_end(b: &[u8], mut i: usize) -> (usize, bool) {
+    let mut escaped = false;
     while let Some(&c) = b.get(i) {
         match c {
-            b'"' => return i,
-            b'\\' => i += 2,
+            b'"' => return (i, escaped),
+            b'\\' => {
+                escaped = true;
+                i += 2;
+            }
             _ => i += 1,
         }
     }
-    b.len()
+    (b.len(), escaped)
 }
 
 /// Whether serde_json writes the value whose text is `r` as that text.
@@ -255,6 +298,18 @@ mod tests {
         assert_eq!(extra.json(), "{}");
         assert_eq!(extra, Extra::new());
         assert_eq!(extra.keys().count(), 0);
+    }
+
+    #[test]
+    fn the_shape_is_the_keys_in_order() {
+        let shape = |line: &str| extra_of(line).shape();
+        assert_eq!(shape(r#"{"a":1,"b":"x"}"#), shape(r#"{"a":[2],"b":null}"#));
+        assert_ne!(shape(r#"{"a":1,"b":2}"#), shape(r#"{"b":1,"a":2}"#));
+        assert_ne!(shape(r#"{"ab":1}"#), shape(r#"{"a":1,"b":2}"#));
+        assert_eq!(shape(r#"{"k\u0065y":1}"#), Extra::from_json(r#"{"key":1}"#).shape());
+        let mut grown = extra_of(r#"{"a":1}"#);
+        grown.insert("b", json!(2));
+        assert_eq!(grown.shape(), shape(r#"{"a":1,"b":2}"#));
     }
 
     #[test]

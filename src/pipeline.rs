@@ -5,6 +5,7 @@
 //! still written in large blocks. Memory does not grow with the stream: one line, the decoder's
 //! and normalizer's small state, and the output buffer.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::io::{self, Read, Write};
 
@@ -206,13 +207,22 @@ struct Run<'o> {
     /// The encoder uses the digest of the whole input, not only of the lines before the first
     /// record.
     whole_digest: bool,
-    /// Members of source lines the target cannot carry, counted here and added to the report
-    /// at the end: a stream has a few such names, met on every line, and a short list finds
-    /// them faster than the report's map of joined names.
-    dropped_fields: Vec<(&'static str, String, u64)>,
+    /// Members of source lines the target cannot carry, counted here by the kind of record and
+    /// the [shape](crate::extra::Extra::shape) of its extra members, and added to the report
+    /// at the end by name: a stream has a few such sets, met on every line, and a short list
+    /// finds them faster than reading the names of each record's members.
+    dropped_fields: Vec<DroppedSet>,
 }
 
-/// Most names [`Run::dropped_fields`] holds; past them, straight into the report.
+/// The extra members of records of one kind, all with the same keys, that a target dropped.
+struct DroppedSet {
+    kind: &'static str,
+    shape: u64,
+    keys: Vec<String>,
+    count: u64,
+}
+
+/// Most sets [`Run::dropped_fields`] holds; past them, straight into the report.
 const DROPPED_FIELDS_HELD: usize = 32;
 
 impl<'o> Run<'o> {
@@ -290,16 +300,15 @@ impl<'o> Run<'o> {
                 self.norm.set_input_digest(lines.digest());
             }
             if rec.origin != self.opts.to && self.opts.to != Dialect::Canonical && !rec.extra.is_empty() {
-                let kind = rec.event.kind();
-                for k in rec.extra.keys() {
-                    let room = self.dropped_fields.len() < DROPPED_FIELDS_HELD;
-                    match self.dropped_fields.iter_mut().find(|(n, f, _)| *n == kind && *f == k) {
-                        Some((_, _, count)) => *count += 1,
-                        None if room => {
-                            self.dropped_fields.push((kind, k.into_owned(), 1));
-                        }
-                        None => sink.report.dropped_field(kind, &k),
+                let (kind, shape) = (rec.event.kind(), rec.extra.shape());
+                let room = self.dropped_fields.len() < DROPPED_FIELDS_HELD;
+                match self.dropped_fields.iter_mut().find(|d| d.shape == shape && d.kind == kind) {
+                    Some(set) => set.count += 1,
+                    None if room => {
+                        let keys = rec.extra.keys().map(Cow::into_owned).collect();
+                        self.dropped_fields.push(DroppedSet { kind, shape, keys, count: 1 });
                     }
+                    None => rec.extra.keys().for_each(|k| sink.report.dropped_field(kind, &k)),
                 }
             }
             fate = fate.max(Some(self.norm.process(rec, self.encoder.as_mut(), &mut sink)));
@@ -340,8 +349,10 @@ impl<'o> Run<'o> {
         if self.whole_digest || self.norm.context().input_digest.is_empty() {
             self.norm.set_input_digest(lines.digest());
         }
-        for (kind, field, count) in self.dropped_fields.drain(..) {
-            self.report.dropped_fields_n(kind, &field, count);
+        for set in self.dropped_fields.drain(..) {
+            for key in &set.keys {
+                self.report.dropped_fields_n(set.kind, key, set.count);
+            }
         }
         let mut sink = Sink { out: &mut self.out, report: &mut self.report };
         if let (None, Some(decoder)) = (&why, self.decoder.as_mut()) {

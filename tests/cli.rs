@@ -186,6 +186,27 @@ fn report_accounts_for_every_line_and_names_what_was_dropped() {
 }
 
 #[test]
+fn the_report_counts_each_dropped_member_however_many_sets_of_members_the_records_carry() {
+    // 40 sets of extra members (more than the run holds by set), each met twice, and one
+    // member common to all, put out of order in half the lines.
+    let mut input = String::new();
+    for i in 0..40 {
+        input.push_str(&format!("{{\"type\":\"content\",\"chunk\":\"x\",\"chars\":\"1\",\"k{i}\":1,\"common\":2}}\n"));
+        input.push_str(&format!("{{\"type\":\"content\",\"common\":2,\"chunk\":\"x\",\"chars\":\"1\",\"k{i}\":1}}\n"));
+    }
+    let out = run_with_stdin(&["--from", "localcode", "--to", "adal", "--report"], input.as_bytes());
+    let err = text(&out.stderr);
+    let dropped = err.lines().find(|l| l.contains("dropped fields:")).unwrap_or_else(|| panic!("{err}"));
+    let words: Vec<&str> = dropped.split_whitespace().skip(2).collect();
+    let mut counts: Vec<String> = words.chunks(2).map(|c| c.join(" ")).collect();
+    counts.sort();
+    let mut expected: Vec<String> = (0..40).map(|i| format!("text_delta.k{i} ×2")).collect();
+    expected.push("text_delta.common ×80".into());
+    expected.sort();
+    assert_eq!(counts, expected, "{err}");
+}
+
+#[test]
 fn a_live_stream_sees_each_translated_line_before_the_input_ends() {
     let mut child = spawn(&["--to", "localcode"]);
     let mut stdin = child.stdin.take().unwrap();

@@ -72,11 +72,9 @@ fn summary(m: &mut Object<'_>) -> Summary {
 
 impl Decode for Decoder {
     fn decode(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
-        match m.get("schema_version").map(|v| (v.as_u64(), v)) {
-            Some((Some(SCHEMA_VERSION), _)) => {
-                m.remove("schema_version");
-            }
-            Some((_, v)) => {
+        match m.remove("schema_version") {
+            Some(v) if v.as_u64() == Some(SCHEMA_VERSION) => {}
+            Some(v) => {
                 let v = v.to_value();
                 return Err(LineError::fatal(format!(
                     "loom schema_version {v}; this agentgate reads schema_version {SCHEMA_VERSION} only, so the stream is refused"

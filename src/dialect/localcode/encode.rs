@@ -63,7 +63,7 @@ impl Default for Encoder {
 
 /// Builds a line: `type` first, the fields in the given order, then (for records read from
 /// localcode itself) the members the model had no field for.
-fn line<'a>(kind: &'a str, fields: Vec<(&'a str, Field<'a>)>, rec: &'a Record) -> Line<'a> {
+fn line<'a>(kind: &'a str, fields: impl IntoIterator<Item = (&'a str, Field<'a>)>, rec: &'a Record) -> Line<'a> {
     build_line(Dialect::Localcode.contract(), kind, fields, (rec.origin == Dialect::Localcode).then_some(&rec.extra))
 }
 
@@ -71,8 +71,12 @@ fn emit(sink: &mut Sink<'_>, l: &Line<'_>) {
     l.write(sink.out, Layout::Spaced);
 }
 
-fn s(x: impl Into<String>) -> Field<'static> {
-    Field::Owned(Value::String(x.into()))
+fn s(x: &str) -> Field<'_> {
+    Field::Str(x)
+}
+
+fn owned(x: String) -> Field<'static> {
+    Field::Owned(Value::String(x))
 }
 
 fn digits(n: u64) -> Field<'static> {
@@ -86,29 +90,29 @@ impl Encode for Encoder {
             Event::ReasoningStart { reset } => {
                 self.reasoning.clear();
                 let reset = if reset.unwrap_or(false) { "true" } else { "false" };
-                emit(sink, &line("thinking_start", vec![("reset", s(reset))], rec));
+                emit(sink, &line("thinking_start", [("reset", s(reset))], rec));
             }
             Event::ReasoningDelta { text } => {
                 if self.reasoning.len() < MAX_REASONING_KEPT * 4 {
                     self.reasoning.push_str(text);
                 }
                 for piece in split_chars(text, self.limit("thinking_chunk", "chunk")) {
-                    emit(sink, &line("thinking_chunk", vec![("chunk", s(piece))], rec));
+                    emit(sink, &line("thinking_chunk", [("chunk", s(piece))], rec));
                 }
             }
             Event::ReasoningPeek { text } => {
                 let v = self.fit("thinking_peek", "text", text, sink);
-                emit(sink, &line("thinking_peek", vec![("text", v)], rec));
+                emit(sink, &line("thinking_peek", [("text", v)], rec));
             }
             Event::ReasoningEnd { text } => {
                 let whole = text.as_deref().unwrap_or(&self.reasoning);
                 let v = self.fit("thinking_done", "text", whole, sink);
-                emit(sink, &line("thinking_done", vec![("text", v)], rec));
+                emit(sink, &line("thinking_done", [("text", v)], rec));
                 self.reasoning.clear();
             }
             Event::Stage { name } => {
                 let v = self.fit("stage", "stage", name, sink);
-                emit(sink, &line("stage", vec![("stage", v)], rec));
+                emit(sink, &line("stage", [("stage", v)], rec));
             }
             Event::TextStart => emit(sink, &line("stream_start", vec![], rec)),
             Event::TextDelta { text, chars } => {
@@ -117,27 +121,24 @@ impl Encode for Encoder {
                 let whole = pieces.len() == 1;
                 for piece in pieces {
                     let n = if whole { chars.unwrap_or_else(|| char_len(piece)) } else { char_len(piece) };
-                    emit(sink, &line("content", vec![("chunk", s(piece)), ("chars", digits(n))], rec));
+                    emit(sink, &line("content", [("chunk", s(piece)), ("chars", digits(n))], rec));
                 }
             }
             Event::ToolDraft(d) => {
                 let snippet = d.snippet.as_deref().or(d.delta.as_deref()).unwrap_or("");
                 let chars = d.chars.unwrap_or_else(|| char_len(snippet));
                 let snippet = self.fit("tool_preview", "snippet", snippet, sink);
-                let name = s(d.name.clone().unwrap_or_default());
+                let name = s(d.name.as_deref().unwrap_or_default());
                 emit(
                     sink,
-                    &line("tool_preview", vec![("name", name), ("chars", digits(chars)), ("snippet", snippet)], rec),
+                    &line("tool_preview", [("name", name), ("chars", digits(chars)), ("snippet", snippet)], rec),
                 );
             }
             Event::ToolCall(c) => {
                 let args = c.arguments.as_text();
                 let args = self.fit("tool_start", "args", &args, sink);
                 let index = c.index.or(ctx.call.index).map_or(s("-1"), digits);
-                emit(
-                    sink,
-                    &line("tool_start", vec![("name", Field::Str(&c.name)), ("args", args), ("index", index)], rec),
-                );
+                emit(sink, &line("tool_start", [("name", Field::Str(&c.name)), ("args", args), ("index", index)], rec));
             }
             Event::ToolResult(r) => {
                 let call = &ctx.call;
@@ -146,7 +147,7 @@ impl Encode for Encoder {
                 let args = self.fit("tool_result", "args", &args, sink);
                 let result = self.fit_field("tool_result", "result", tool_output(r, ctx), sink);
                 let failed = if r.status == ToolStatus::Completed { "false" } else { "true" };
-                let fields = vec![
+                let fields = [
                     ("name", Field::Str(r.name.as_ref().or(call.name.as_ref()).map_or("", String::as_str))),
                     ("args", args),
                     ("index", r.index.or(call.index).map_or(s("-1"), digits)),
@@ -158,7 +159,7 @@ impl Encode for Encoder {
             Event::PermissionDenied(d) => {
                 // localcode has no refusal event; a notice says which call was refused and why.
                 let why = d.reason.as_deref().unwrap_or("approval required");
-                emit(sink, &line("notice", vec![("text", s(format!("permission denied: {}: {why}", d.name)))], rec));
+                emit(sink, &line("notice", [("text", owned(format!("permission denied: {}: {why}", d.name)))], rec));
             }
             Event::Usage(u) => {
                 // One turn_tokens line per report that adds tokens (a snapshot that adds none
@@ -171,25 +172,25 @@ impl Encode for Encoder {
                 {
                     return Fate::Absorbed;
                 }
-                let fields = vec![
+                let fields = [
                     ("prompt_tokens", digits(d.input.unwrap_or(0))),
                     ("completion_tokens", digits(d.output.unwrap_or(0))),
                     ("total_tokens", digits(d.total.unwrap_or(0))),
                 ];
                 emit(sink, &line("turn_tokens", fields, rec));
             }
-            Event::Notice { text } => emit(sink, &line("notice", vec![("text", s(text.clone()))], rec)),
+            Event::Notice { text } => emit(sink, &line("notice", [("text", s(text))], rec)),
             Event::Error { message, .. } => {
                 let v = self.fit("error", "message", message, sink);
-                emit(sink, &line("error", vec![("message", v)], rec));
+                emit(sink, &line("error", [("message", v)], rec));
             }
             Event::TurnEnd { status, reason, .. } if own && (status.is_some() || reason.is_some()) => {
                 let mut fields = Vec::new();
                 if let Some(x) = status {
-                    fields.push(("completion_status", s(x.clone())));
+                    fields.push(("completion_status", s(x)));
                 }
                 if let Some(x) = reason {
-                    fields.push(("loop_exit_reason", s(x.clone())));
+                    fields.push(("loop_exit_reason", s(x)));
                 }
                 emit(sink, &line("turn_end", fields, rec));
             }
@@ -202,10 +203,10 @@ impl Encode for Encoder {
             Event::Session(sess) if own && rec.extra.contains_key("schema_version") => {
                 let mut fields = Vec::new();
                 if let Some(x) = &sess.run_id {
-                    fields.push(("run_id", s(x.clone())));
+                    fields.push(("run_id", s(x)));
                 }
                 if let Some(x) = &sess.version {
-                    fields.push(("localcode_version", s(x.clone())));
+                    fields.push(("localcode_version", s(x)));
                 }
                 emit(sink, &line("run_start", fields, rec));
             }
@@ -228,11 +229,11 @@ impl Encode for Encoder {
                 let (prompt, completion) = (totals.input.unwrap_or(0), totals.output.unwrap_or(0));
                 let total = totals.total.filter(|t| *t > 0).unwrap_or(prompt.saturating_add(completion));
                 tokens.insert("total".into(), Value::from(total));
-                let fields = vec![
+                let fields = [
                     ("status", s(status)),
                     ("exit_code", Field::Owned(Value::from(exit_code))),
-                    ("reason", s(reason)),
-                    ("final_text", s(t.final_text.clone().unwrap_or_default())),
+                    ("reason", owned(reason)),
+                    ("final_text", s(t.final_text.as_deref().unwrap_or_default())),
                     ("tokens", Field::Owned(Value::Object(tokens))),
                 ];
                 emit(sink, &line("result", fields, rec));

@@ -1,3 +1,5 @@
+use std::borrow::Cow;
+
 use indexmap::IndexMap;
 use serde_json::Value;
 
@@ -71,23 +73,29 @@ fn v(x: impl Into<Value>) -> Field<'static> {
 /// Arguments as the JSON text wuu writes: the source's text when it was JSON already, the
 /// compact form of a value, and text that is not JSON as a JSON string, so that it parses —
 /// unless wuu itself wrote that text (`own`): then it goes back as it came.
-fn json_text(a: &Arguments, own: bool) -> String {
+fn json_text(a: &Arguments, own: bool) -> Cow<'_, str> {
     if let Some(json) = a.json() {
-        return json.into_owned();
+        return json;
     }
     match &a.text {
-        Some(t) if own => t.clone(),
+        Some(t) if own => Cow::Borrowed(t),
         Some(t) => {
             let mut out = Vec::with_capacity(t.len() + 2);
             crate::json::write_str(&mut out, t, Layout::Compact);
-            String::from_utf8(out).unwrap_or_default()
+            Cow::Owned(String::from_utf8(out).unwrap_or_default())
         }
-        None => "{}".into(),
+        None => Cow::Borrowed("{}"),
     }
 }
 
 impl Encoder {
-    fn emit(&self, sink: &mut Sink<'_>, kind: &str, fields: Vec<(&str, Field<'_>)>, extra: Option<&Extra>) {
+    fn emit<'a>(
+        &'a self,
+        sink: &mut Sink<'_>,
+        kind: &'a str,
+        fields: impl IntoIterator<Item = (&'a str, Field<'a>)>,
+        extra: Option<&'a Extra>,
+    ) {
         let turn = self.turn_id.as_deref().or(self.last_turn_id.as_deref()).unwrap_or("");
         let id_fields =
             [("thread_id", Field::Str(self.thread_id.as_deref().unwrap_or(""))), ("turn_id", Field::Str(turn))];
@@ -189,14 +197,21 @@ impl Encoder {
     }
 
     /// A `tool_*` line, and its `command_*` twin for a call to bash.
-    fn tool(&self, sink: &mut Sink<'_>, step: Step, item: &str, fields: Vec<(&str, Field<'_>)>, extra: Option<&Extra>) {
-        let mut all = Vec::with_capacity(fields.len() + 1);
-        all.push(("item_id", Field::Str(item)));
-        all.extend(fields);
-        let twin = self.bash.contains_key(item).then(|| all.clone());
-        self.emit(sink, step.0, all, extra);
-        if let Some(all) = twin {
+    fn tool<'a, const N: usize>(
+        &'a self,
+        sink: &mut Sink<'_>,
+        step: Step,
+        item: &'a str,
+        fields: [(&'a str, Field<'a>); N],
+        extra: Option<&'a Extra>,
+    ) {
+        let all = std::iter::once(("item_id", Field::Str(item))).chain(fields);
+        if self.bash.contains_key(item) {
+            let all: Vec<_> = all.collect();
+            self.emit(sink, step.0, all.clone(), extra);
             self.emit(sink, step.1, all, None);
+        } else {
+            self.emit(sink, step.0, all, extra);
         }
     }
 
@@ -205,14 +220,16 @@ impl Encoder {
         let text = json_text(args, extra.is_some());
         // The command family adds the command and process id when the arguments hold them.
         let value = if bash { args.to_value() } else { None };
-        let mut fields =
-            vec![("item_id", Field::Str(item)), ("name", Field::Str(name)), ("arguments", Field::Str(&text))];
-        if bash {
-            make_room(&mut self.bash, item);
-            self.bash.insert(item.to_string(), ());
+        let fields = [("item_id", Field::Str(item)), ("name", Field::Str(name)), ("arguments", Field::Str(&text))];
+        if !bash {
+            self.emit(sink, "tool_started", fields, extra);
+            return;
         }
+        make_room(&mut self.bash, item);
+        self.bash.insert(item.to_string(), ());
+        let mut fields = fields.to_vec();
         self.emit(sink, "tool_started", fields.clone(), extra);
-        if bash {
+        {
             if let Some(Value::Object(o)) = &value {
                 for key in ["command", "process_id"] {
                     if let Some(v) = o.get(key) {
@@ -233,7 +250,7 @@ impl Encoder {
         error: &str,
         extra: Option<&Extra>,
     ) {
-        let fields = vec![("name", Field::Str(name)), ("status", Field::Str(status)), ("error", Field::Str(error))];
+        let fields = [("name", Field::Str(name)), ("status", Field::Str(status)), ("error", Field::Str(error))];
         self.tool(sink, COMPLETED, item, fields, extra);
         self.streamed.shift_remove(item);
         self.bash.shift_remove(item);
@@ -303,13 +320,13 @@ impl Encode for Encoder {
                     self.message.push_str(text);
                     self.unfinished_message = true;
                 }
-                self.emit(sink, "agent_message_delta", vec![("delta", Field::Str(text))], extra);
+                self.emit(sink, "agent_message_delta", [("delta", Field::Str(text))], extra);
             }
             Event::TextReplace { text } | Event::TextEnd { text: Some(text) } => {
                 self.ensure_turn(ctx, sink);
                 self.unfinished_message = false;
                 self.message.clear();
-                self.emit(sink, "agent_message_final", vec![("message", Field::Str(text))], extra);
+                self.emit(sink, "agent_message_final", [("message", Field::Str(text))], extra);
             }
             Event::TextEnd { text: None } => {
                 self.finish_message(sink);
@@ -318,8 +335,7 @@ impl Encode for Encoder {
             Event::ToolCall(c) => {
                 self.ensure_turn(ctx, sink);
                 self.finish_message(sink);
-                let id = c.id.clone().unwrap_or_default();
-                self.start_call(sink, &id, &c.name, &c.arguments, extra);
+                self.start_call(sink, c.id.as_deref().unwrap_or_default(), &c.name, &c.arguments, extra);
             }
             Event::ToolOutput { id: Some(id), text, accumulated } => {
                 self.ensure_turn(ctx, sink);
@@ -330,27 +346,27 @@ impl Encode for Encoder {
                     let whole = text.as_str();
                     self.streamed.insert(id.clone(), whole.len());
                     let delta = whole.get(sent..).unwrap_or("");
-                    self.tool(sink, OUTPUT_DELTA, id, vec![("delta", Field::Str(delta))], extra);
+                    self.tool(sink, OUTPUT_DELTA, id, [("delta", Field::Str(delta))], extra);
                 } else {
                     // Pieces: only whether any went out matters, and the count stays a count.
                     self.streamed.insert(id.clone(), sent + text.as_read_len());
-                    self.tool(sink, OUTPUT_DELTA, id, vec![("delta", Field::Text(text))], extra);
+                    self.tool(sink, OUTPUT_DELTA, id, [("delta", Field::Text(text))], extra);
                 }
             }
             Event::ToolResult(r) => {
                 self.ensure_turn(ctx, sink);
                 self.finish_message(sink);
-                let id = r.id.clone().unwrap_or_default();
-                let name = r.name.as_ref().or(ctx.call.name.as_ref()).cloned().unwrap_or_default();
+                let id = r.id.as_deref().unwrap_or_default();
+                let name = r.name.as_deref().or(ctx.call.name.as_deref()).unwrap_or_default();
                 if !ctx.matched {
                     sink.report.synthesized("tool_started");
-                    self.start_call(sink, &id, &name, &r.arguments, None);
+                    self.start_call(sink, id, name, &r.arguments, None);
                 }
-                if !self.streamed.contains_key(&id) {
+                if !self.streamed.contains_key(id) {
                     // wuu delivers output as deltas only; a result that carries its output
                     // sends it as one delta before the completion.
                     if let Some(output) = r.output.as_ref().filter(|o| !o.is_empty()) {
-                        self.tool(sink, OUTPUT_DELTA, &id, vec![("delta", Field::Text(output))], None);
+                        self.tool(sink, OUTPUT_DELTA, id, [("delta", Field::Text(output))], None);
                     }
                 }
                 let status = match r.status {
@@ -358,11 +374,11 @@ impl Encode for Encoder {
                     ToolStatus::Failed => "failed",
                     ToolStatus::Cancelled => "cancelled",
                 };
-                self.end_call(sink, &id, &name, status, r.error.as_deref().unwrap_or(""), extra);
+                self.end_call(sink, id, name, status, r.error.as_deref().unwrap_or(""), extra);
             }
             Event::ToolWithdrawn { id: Some(id) } => {
                 self.ensure_turn(ctx, sink);
-                self.tool(sink, REMOVED, id, vec![], extra);
+                self.tool(sink, REMOVED, id, [], extra);
                 self.streamed.shift_remove(id);
                 self.bash.shift_remove(id);
             }
@@ -382,7 +398,7 @@ impl Encode for Encoder {
             Event::Usage(_) => {
                 self.ensure_turn(ctx, sink);
                 let t = ctx.turn_totals;
-                let fields = vec![
+                let fields = [
                     ("input_tokens", v(t.input.unwrap_or(0))),
                     ("output_tokens", v(t.output.unwrap_or(0))),
                     ("cache_creation_tokens", v(t.cache_write.unwrap_or(0))),

@@ -311,6 +311,13 @@ impl Arguments {
         }
     }
 
+    /// The text, where it is JSON in its compact form (known so, or found so now): what
+    /// serde_json writes compact for the value, so a compact writer can copy it.
+    pub fn compact_text(&self) -> Option<&str> {
+        let t = self.text.as_deref()?;
+        (self.compact || (self.unread && crate::scan::compact_json(t))).then_some(t)
+    }
+
     /// The arguments with unread text read.
     fn read(&self) -> Cow<'_, Arguments> {
         match &self.text {
@@ -785,7 +792,11 @@ mod tests {
         let float = Arguments::read_json_text("{\"x\":0.5}".into());
         assert_eq!((float.compact, float.text.as_deref()), (false, None));
         assert_eq!(Arguments::json_text("{\"x\":0.5}".into()), float);
+        assert_eq!(lazy.compact_text(), Some(text));
+        assert_eq!(Arguments::read_json_text(text.into()).compact_text(), Some(text));
+        assert_eq!((lazy_spaced.compact_text(), float.compact_text()), (None, None));
         let not_json = Arguments::json_text("src/main.rs".into());
+        assert_eq!(not_json.compact_text(), None);
         assert_eq!(not_json.json(), None);
         assert_eq!(not_json, Arguments::text("src/main.rs"));
         assert_eq!(written(&not_json), "{\"arguments_text\":\"src/main.rs\"}");

@@ -146,6 +146,25 @@ fn arguments_that_are_not_an_object_are_kept_whole() {
 }
 
 #[test]
+fn arguments_given_as_json_text_become_the_object_they_hold_byte_for_byte_as_adal_writes_it() {
+    // loom writes a call's arguments as JSON text: compact (kept in its member order, copied),
+    // spaced or with a float (read and written again): adal's args is the object, compact.
+    let line = |args: &str| {
+        let call = json!({"arguments": args, "call_id": "c", "kind": "ToolCall", "name": "edit", "schema_version": 1, "turn": 1});
+        format!("{call}\n")
+    };
+    for (args, written) in [
+        (r#"{"b":1,"a":[1,"x\"y"],"c":{"z":null}}"#, r#"{"b":1,"a":[1,"x\"y"],"c":{"z":null}}"#),
+        (r#"{"b": 1, "a": [1]}"#, r#"{"b":1,"a":[1]}"#),
+        (r#"{"x":1.50,"y":2e0}"#, r#"{"x":1.5,"y":2.0}"#),
+    ] {
+        let out = common::translate(line(args).as_bytes(), Dialect::Loom, Dialect::Adal);
+        let first = out.lines().next().unwrap();
+        assert_eq!(first, format!(r#"{{"type":"tool_call","id":"c","name":"edit","args":{written}}}"#), "{args}");
+    }
+}
+
+#[test]
 fn the_older_generation_without_ids_is_matched_by_name() {
     let input = concat!(
         "{\"type\":\"tool_call\",\"name\":\"read_file\",\"args\":{\"file_path\":\"a\"}}\n",

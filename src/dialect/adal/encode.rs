@@ -100,6 +100,10 @@ fn args_object(a: &Arguments) -> Field<'_> {
         // Lent, not copied.
         return Field::Value(v);
     }
+    if let Some(t) = a.compact_text().filter(|t| t.starts_with('{')) {
+        // An object's compact text is what adal's compact writer makes of it.
+        return Field::Json(t);
+    }
     Field::Owned(match a.to_value() {
         Some(v @ Value::Object(_)) => v,
         _ if a.to_text().is_empty() => json!({}),

@@ -376,6 +376,12 @@ impl PartialEq for Arguments {
 impl Serialize for Arguments {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
+        if let Some(t) = self.compact_text() {
+            // The text is its value's compact form: canonical's writer copies it.
+            let mut m = s.serialize_map(None)?;
+            m.serialize_entry("arguments", &CompactJson(t))?;
+            return m.end();
+        }
         let read = self.read();
         let (value, text) = read.meaning();
         // Compact text is JSON by its mark; were it not, it stays text rather than be lost.
@@ -388,6 +394,19 @@ impl Serialize for Arguments {
             m.serialize_entry("arguments_text", t)?;
         }
         m.end()
+    }
+}
+
+/// JSON text in serde_json's compact form, serialized as the value it holds: copied by our own
+/// writer, parsed for another serializer.
+struct CompactJson<'a>(&'a str);
+
+impl Serialize for CompactJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match crate::json::serialize_json(s, self.0) {
+            Ok(done) => done,
+            Err(s) => serde_json::from_str::<Value>(self.0).map_err(serde::ser::Error::custom)?.serialize(s),
+        }
     }
 }
 
@@ -779,6 +798,8 @@ mod tests {
             String::from_utf8(out).unwrap()
         };
         assert_eq!(written(&lazy), format!("{{\"arguments\":{text}}}"));
+        // serde_json's own serializer is given the value, and writes the same.
+        assert_eq!(serde_json::to_string(&lazy).unwrap(), written(&lazy));
         // Spaced text keeps its text beside the value; a float is parsed to see.
         let spaced = Arguments::read_json_text("{\"path\": \"a\"}".into());
         assert!(!spaced.compact && spaced.value.is_some() && spaced.text.is_some());

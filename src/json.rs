@@ -497,6 +497,23 @@ pub(crate) fn serialize_literal<S: serde::Serializer>(s: S, inner: &str) -> Resu
     }
 }
 
+/// Serializes `json`, JSON text in serde_json's compact form, as it is when the serializer is
+/// [`write_serialize`]'s; gives the serializer back when it is another.
+pub(crate) fn serialize_json<S: serde::Serializer>(s: S, json: &str) -> Result<Result<S::Ok, S::Error>, S> {
+    if OURS.get() {
+        RAW_NEXT.set(true);
+        Ok(s.serialize_bytes(json.as_bytes()))
+    } else {
+        Err(s)
+    }
+}
+
+thread_local! {
+    /// The next bytes [`write_serialize`]'s serializer is given are JSON text, not the inside
+    /// of a string literal (see [`serialize_json`]).
+    static RAW_NEXT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// Why a value could not be written as JSON (a map key that is not a string).
 #[derive(Debug)]
 pub struct SerError(String);
@@ -603,6 +620,10 @@ impl<'s, 'a> serde::Serializer for &'s mut Ser<'a> {
     /// Bytes are the inside of a string literal escaped already (see [`serialize_literal`]):
     /// no type of ours serializes bytes otherwise.
     fn serialize_bytes(self, v: &[u8]) -> Result<(), SerError> {
+        if RAW_NEXT.replace(false) {
+            self.out.extend_from_slice(v);
+            return Ok(());
+        }
         self.out.reserve(v.len() + 2);
         self.out.push(b'"');
         self.out.extend_from_slice(v);

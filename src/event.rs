@@ -266,15 +266,16 @@ impl Arguments {
         Arguments { value: None, text: Some(t.into()), compact: false, unread: false }
     }
 
-    /// JSON text that the source wrote as text: parsed when it is JSON, kept as text otherwise.
-    /// When the text is not the compact form of its value (spaces, key order), the text is kept
-    /// beside the value, so that writing it back as text gives the same string. Text in its
-    /// compact form is kept as it is, unparsed, where a scan can tell so.
+    /// JSON text that the source wrote as text, kept unread until something asks what it
+    /// holds; then it is read: parsed when it is JSON, kept as text otherwise (see `compact`).
     pub fn json_text(t: String) -> Self {
         Arguments { value: None, text: Some(t), compact: false, unread: true }
     }
 
-    /// [`Arguments::json_text`], read now.
+    /// JSON text that the source wrote as text, read: parsed when it is JSON, kept as text
+    /// otherwise. When the text is not the compact form of its value (spaces, key order), the
+    /// text is kept beside the value, so that writing it back as text gives the same string.
+    /// Text in its compact form is kept as it is, unparsed, where a scan can tell so.
     fn read_json_text(t: String) -> Self {
         if crate::scan::compact_json(&t) {
             return Arguments { value: None, text: Some(t), compact: true, unread: false };

@@ -498,7 +498,10 @@ pub(crate) fn serialize_literal<S: serde::Serializer>(s: S, inner: &str) -> Resu
 }
 
 /// Serializes `json`, JSON text in serde_json's compact form, as it is when the serializer is
-/// [`write_serialize`]'s; gives the serializer back when it is another.
+/// [`write_serialize`]'s; gives the serializer back when it is another. The serializer is told
+/// by a flag that its next `serialize_bytes` is JSON text: a serde wrapper that held bytes back
+/// and gave others first would pair the flag with the wrong bytes (serde's flatten and tagging,
+/// which canonical's events go through, forward each call at once).
 pub(crate) fn serialize_json<S: serde::Serializer>(s: S, json: &str) -> Result<Result<S::Ok, S::Error>, S> {
     if OURS.get() {
         RAW_NEXT.set(true);

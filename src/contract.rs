@@ -145,7 +145,10 @@ pub struct Contract {
 /// A contract's tables of kinds and fields, looked up for every line: keyed by short names
 /// fixed in the binary, so hashed with FNV-1a rather than the default SipHash, whose
 /// resistance to chosen keys these tables do not need and whose cost they do not want.
-pub type Table<V> = IndexMap<String, V, BuildHasherDefault<Fnv>>;
+pub type Table<V> = IndexMap<String, V, FnvBuild>;
+
+/// Builds [`Fnv`] hashers, for a map of short keys that cannot grow without bound.
+pub type FnvBuild = BuildHasherDefault<Fnv>;
 
 /// FNV-1a, 64-bit.
 pub struct Fnv(u64);

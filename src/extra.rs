@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::hash::Hasher;
 
 use serde_json::Value;
 
@@ -74,7 +75,7 @@ impl Extra {
             }
         }
         json.push('}');
-        Extra { json, shape: shape.0 }
+        Extra { json, shape: shape.0.finish() }
     }
 
     /// Members given as the JSON text of a non-empty object that is serde_json's compact form
@@ -165,27 +166,21 @@ impl Extra {
     }
 }
 
-/// [`Extra::shape`] in the making.
-struct Shape(u64);
-
-impl Default for Shape {
-    fn default() -> Self {
-        Shape(0xcbf2_9ce4_8422_2325)
-    }
-}
+/// [`Extra::shape`] in the making: the contracts' FNV-1a over the keys.
+#[derive(Default)]
+struct Shape(crate::contract::Fnv);
 
 impl Shape {
     fn key(&mut self, key: &str) {
         // Each key closed by a byte no UTF-8 text holds, so that keys do not run together.
-        for &b in key.as_bytes().iter().chain(&[0xFF]) {
-            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
-        }
+        self.0.write(key.as_bytes());
+        self.0.write(&[0xFF]);
     }
 
     fn of<'a>(keys: impl Iterator<Item = Cow<'a, str>>) -> u64 {
         let mut shape = Shape::default();
         keys.for_each(|k| shape.key(&k));
-        shape.0
+        shape.0.finish()
     }
 }
 

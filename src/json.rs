@@ -290,7 +290,7 @@ pub(crate) fn escape_byte(out: &mut Vec<u8>, bytes: &[u8], at: usize, go: bool) 
 pub(crate) fn raw_in_layout(r: &str, as_is: AsIs, layout: Layout) -> bool {
     match r.as_bytes().first() {
         Some(b'"') => as_is.in_layout(layout) == Some(true),
-        Some(b'0'..=b'9') => r.len() < 20 && r.bytes().all(|b| b.is_ascii_digit()),
+        Some(b'0'..=b'9') => crate::object::plain_u64(r),
         _ => matches!(r, "true" | "false" | "null"),
     }
 }

@@ -15,6 +15,7 @@ use std::hash::{BuildHasher, Hash};
 
 use indexmap::{Equivalent, IndexMap};
 
+use crate::contract::FnvBuild;
 use crate::dialect::{Dialect, Encode, Record, Sink};
 use crate::event::{
     Arguments, Basis, Event, Outcome, Scope, Terminal, Text, Tokens, ToolCall, ToolResult, ToolStatus, Usage,
@@ -43,12 +44,6 @@ where
         open.drain(..MAX_OPEN_CALLS / 2);
     }
 }
-
-/// The tables below are looked up for every call and usage record, keyed by ids and turn
-/// numbers, and held to a bound size ([`MAX_OPEN_CALLS`], [`MAX_SNAPSHOTS`]): hashed with
-/// FNV-1a, as the contracts' tables are, rather than SipHash, whose guard against chosen keys
-/// matters little where a table cannot grow past a few thousand entries.
-type Fnv = std::hash::BuildHasherDefault<crate::contract::Fnv>;
 
 /// A snapshot's key, `(scope, what it counts)`, with the name borrowed: it hashes as the
 /// owned key does (a tuple hashes its members in order; `&str` and `String` alike).
@@ -135,11 +130,15 @@ struct OpenCall {
 
 pub struct Normalizer {
     ctx: Context,
-    open: IndexMap<String, OpenCall, Fnv>,
+    // This table and the snapshots are looked up for every call and usage record, and held to
+    // a bound size (MAX_OPEN_CALLS, MAX_SNAPSHOTS): hashed with FNV-1a, as the contracts' tables
+    // are, rather than SipHash, whose guard against chosen keys matters little where a table
+    // cannot grow past a few thousand entries.
+    open: IndexMap<String, OpenCall, FnvBuild>,
     calls: u64,
     round_calls: u64,
     /// The last cumulative snapshot per scope and what it counts, oldest first.
-    snapshots: IndexMap<(Scope, String), Tokens, Fnv>,
+    snapshots: IndexMap<(Scope, String), Tokens, FnvBuild>,
     final_answer: Option<String>,
     message_text: String,
     last_error: Option<String>,

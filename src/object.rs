@@ -95,7 +95,7 @@ impl<'a> Member<'a> {
     /// the common case.
     pub fn as_u64(&self) -> Option<u64> {
         match self {
-            Member::Raw(r, _) if !r.is_empty() && r.len() < 20 && r.bytes().all(|b| b.is_ascii_digit()) => {
+            Member::Raw(r, _) if plain_u64(r) => {
                 // Up to 19 digits always fit; a leading zero was refused by the scan.
                 r.parse().ok()
             }
@@ -124,15 +124,20 @@ impl<'a> Member<'a> {
     }
 }
 
+/// Whether `text` is digits alone, at most nineteen of them: an integer a u64 always holds.
+/// (The scan refuses a leading zero in a JSON number, so such a number is written back as
+/// those same digits.)
+pub(crate) fn plain_u64(text: &str) -> bool {
+    !text.is_empty() && text.len() < 20 && text.bytes().all(|b| b.is_ascii_digit())
+}
+
 /// The value of raw JSON text that needs no parser: a string (see [`raw_str`]), an integer of
 /// up to 19 digits (which a u64 holds), `true`, `false` or `null`, as serde_json would read
 /// it. The scan has checked the text; anything else is `None`.
 fn simple_value(text: &str, as_is: AsIs) -> Option<Value> {
     match text.as_bytes().first()? {
         b'"' => Some(Value::String(raw_str(text, as_is)?.into_owned())),
-        b'0'..=b'9' if text.len() < 20 && text.bytes().all(|b| b.is_ascii_digit()) => {
-            text.parse::<u64>().ok().map(Value::from)
-        }
+        b'0'..=b'9' if plain_u64(text) => text.parse::<u64>().ok().map(Value::from),
         _ => match text {
             "true" => Some(Value::Bool(true)),
             "false" => Some(Value::Bool(false)),
@@ -539,7 +544,7 @@ impl<'a> Object<'a> {
 /// A count from its JSON text, without building a value for the common cases.
 fn raw_count(text: &str) -> Count {
     let digits = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')).unwrap_or(text);
-    if !digits.is_empty() && digits.len() < 20 && digits.bytes().all(|b| b.is_ascii_digit()) {
+    if plain_u64(digits) {
         // Up to 19 digits always fit a u64.
         return digits.parse().map_or(Count::Invalid, Count::Value);
     }

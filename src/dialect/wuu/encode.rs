@@ -229,16 +229,14 @@ impl Encoder {
         self.bash.insert(item.to_string(), ());
         let mut fields = fields.to_vec();
         self.emit(sink, "tool_started", fields.clone(), extra);
-        {
-            if let Some(Value::Object(o)) = &value {
-                for key in ["command", "process_id"] {
-                    if let Some(v) = o.get(key) {
-                        fields.push((key, Field::Value(v)));
-                    }
+        if let Some(Value::Object(o)) = &value {
+            for key in ["command", "process_id"] {
+                if let Some(v) = o.get(key) {
+                    fields.push((key, Field::Value(v)));
                 }
             }
-            self.emit(sink, "command_started", fields, None);
         }
+        self.emit(sink, "command_started", fields, None);
     }
 
     fn end_call(

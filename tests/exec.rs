@@ -13,16 +13,27 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 /// A fake agent: `replay FILE [EXIT] [PAUSE]` prints FILE line by line with pauses, says
-/// something on stderr, and exits with EXIT.
+/// something on stderr, and exits with EXIT. Written once into the build's scratch directory
+/// (not the system's temp dir, where one file per test process used to pile up): each process
+/// writes its own copy and renames it into place, so no test runs a half-written script.
 fn replay() -> PathBuf {
-    let path = std::env::temp_dir().join(format!("agentgate-replay-{}.sh", std::process::id()));
+    static PATH: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    PATH.get_or_init(write_replay).clone()
+}
+
+fn write_replay() -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let path = dir.join("agentgate-replay.sh");
     if !path.exists() {
+        let own = dir.join(format!("agentgate-replay-{}.sh", std::process::id()));
         std::fs::write(
-            &path,
+            &own,
             "#!/bin/sh\nwhile IFS= read -r line; do printf '%s\\n' \"$line\"; sleep \"${3:-0.02}\"; done < \"$1\"\necho 'hello from the agent' >&2\nexit \"${2:-0}\"\n",
         )
         .unwrap();
-        Command::new("chmod").arg("+x").arg(&path).status().unwrap();
+        std::fs::set_permissions(&own, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::rename(&own, &path).unwrap();
     }
     path
 }

@@ -325,7 +325,18 @@ impl Normalizer {
                     None => self.open.values().position(|c| c.name == d.name),
                 };
                 match found.and_then(|i| self.open.shift_remove_index(i)) {
-                    Some((id, _)) => d.id = Some(id),
+                    Some((id, call)) => {
+                        // The refusal answers a call already started: encoders close that
+                        // call rather than start it again, and a summary counts it once.
+                        self.ctx.matched = true;
+                        d.id = Some(id);
+                        self.ctx.call = CallView {
+                            index: call.index,
+                            name: Some(call.name),
+                            arguments: call.arguments,
+                            output: (!call.output.is_empty()).then_some(call.output),
+                        };
+                    }
                     None if d.id.is_none() => {
                         self.calls += 1;
                         d.id = Some(format!("call-{}", self.calls));

@@ -184,3 +184,37 @@ fn thread_and_turn_ids_stay_on_lines_whose_ids_the_encoder_does_not_write() {
     let changed = common::values(&out).into_iter().find(|l| l["type"] == "file_changed").unwrap();
     assert_eq!((changed["thread_id"].as_str(), changed["turn_id"].as_str()), (Some("t1"), Some("u1")));
 }
+
+#[test]
+fn a_refusal_of_a_call_already_started_fails_that_call_without_starting_it_again() {
+    let input = [
+        json!({"type": "tool_call", "id": "a", "name": "bash", "args": {"command": "./deploy.sh"}}),
+        json!({"type": "permission_denied", "id": "a", "name": "bash", "args": {"command": "./deploy.sh"}, "reason": "needs approval"}),
+        json!({"type": "complete", "exit_code": 2, "session_id": "s", "model": "m"}),
+    ];
+    let input: String = input.iter().map(|l| format!("{l}\n")).collect();
+    let out = common::values(&common::translate(input.as_bytes(), Dialect::Adal, Dialect::Wuu));
+    let of = |kind: &str| out.iter().filter(|l| l["type"] == kind && l["item_id"] == "a").collect::<Vec<_>>();
+    assert_eq!((of("tool_started").len(), of("command_started").len()), (1, 1), "{out:#?}");
+    let done = of("tool_completed");
+    assert_eq!(done.len(), 1);
+    assert_eq!(
+        (done[0]["status"].as_str(), done[0]["error"].as_str()),
+        (Some("failed"), Some("permission denied: needs approval"))
+    );
+    assert_eq!(out.last().unwrap()["status"], "permission_denied");
+
+    // A refusal with no call before it is a call of its own, started and failed.
+    let alone = [
+        json!({"type": "permission_denied", "id": "b", "name": "bash", "args": {"command": "ls"}, "reason": "no"}),
+        json!({"type": "complete", "exit_code": 2, "session_id": "s", "model": "m"}),
+    ];
+    let alone: String = alone.iter().map(|l| format!("{l}\n")).collect();
+    let out = common::values(&common::translate(alone.as_bytes(), Dialect::Adal, Dialect::Wuu));
+    assert_eq!(kinds(&out).iter().filter(|k| **k == "tool_started").count(), 1);
+    assert_eq!(kinds(&out).iter().filter(|k| **k == "tool_completed").count(), 1);
+
+    // And the summary counts the refused call once.
+    let s = agentgate::summary::summarize(input.as_bytes(), "run", Some(Dialect::Adal), false);
+    assert_eq!((s.tool_calls().calls, s.tool_calls().failed), (1, 1));
+}

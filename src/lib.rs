@@ -24,7 +24,9 @@
 //! assert!(diagnostics.is_empty());
 //! assert_eq!(
 //!     String::from_utf8(out).unwrap(),
-//!     "{\"type\": \"result\", \"status\": \"ok\", \"exit_code\": 0, \"reason\": \"completed\", \
+//!     "{\"type\": \"stream_start\"}\n\
+//!      {\"type\": \"content\", \"chunk\": \"Done.\", \"chars\": \"5\"}\n\
+//!      {\"type\": \"result\", \"status\": \"ok\", \"exit_code\": 0, \"reason\": \"completed\", \
 //!      \"final_text\": \"Done.\", \"tokens\": {\"prompt\": 0, \"completion\": 0, \"total\": 0}}\n"
 //! );
 //! ```

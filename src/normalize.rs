@@ -77,6 +77,10 @@ pub struct Context {
     pub turn_totals: Tokens,
     /// For a tool result: whether it answers a call seen earlier in the stream.
     pub matched: bool,
+    /// For a final answer: whether it needs no message of its own in a target that writes
+    /// answers as message text: its text is what the last message streamed, or it came after
+    /// its turn had ended (a recap, as wuu's result and localcode's result give it).
+    pub answer_streamed: bool,
     /// For a tool call or result: what the run knows of the call (its index in its round, and
     /// for a result the call's name, arguments and the output streamed for it). Records are
     /// not rewritten with these, so a canonical stream translates to itself unchanged.
@@ -146,6 +150,8 @@ pub struct Normalizer {
     outcome: Option<Outcome>,
     /// The last record ended a turn: the next one starts the turn figures afresh.
     turn_ended: bool,
+    /// A turn ended and nothing of another (its start, text, a call) has come since.
+    turn_closed: bool,
     /// A record of the current line came after the terminal and was reported.
     flagged_line: bool,
     diagnostics: Vec<String>,
@@ -165,6 +171,7 @@ impl Normalizer {
             terminal_done: false,
             outcome: None,
             turn_ended: false,
+            turn_closed: false,
             flagged_line: false,
             diagnostics: Vec::new(),
         }
@@ -225,6 +232,7 @@ impl Normalizer {
         }
         self.ctx.delta = Tokens::default();
         self.ctx.matched = false;
+        self.ctx.answer_streamed = false;
         self.ctx.call = CallView::default();
         if std::mem::take(&mut self.turn_ended) {
             // The turn's figures were read at its end; what follows belongs to the next turn.
@@ -245,16 +253,28 @@ impl Normalizer {
                 self.ctx.turn_totals = Tokens::default();
                 self.round_calls = 0;
                 self.message_text.clear();
+                self.turn_closed = false;
             }
             Event::TurnEnd { .. } => {
                 self.round_calls = 0;
                 self.turn_ended = true;
+                self.turn_closed = true;
             }
             Event::RoundStart { .. } | Event::RoundEnd { .. } => self.round_calls = 0,
-            Event::TextStart => self.message_text.clear(),
-            Event::TextDelta { text, .. } => self.message_text.push_str(text),
-            Event::TextReplace { text } | Event::TextEnd { text: Some(text) } => self.message_text.clone_from(text),
+            Event::TextStart => {
+                self.message_text.clear();
+                self.turn_closed = false;
+            }
+            Event::TextDelta { text, .. } => {
+                self.message_text.push_str(text);
+                self.turn_closed = false;
+            }
+            Event::TextReplace { text } | Event::TextEnd { text: Some(text) } => {
+                self.message_text.clone_from(text);
+                self.turn_closed = false;
+            }
             Event::ToolCall(call) => {
+                self.turn_closed = false;
                 self.calls += 1;
                 let id = call.id.get_or_insert_with(|| format!("call-{}", self.calls)).clone();
                 let index = call.index.unwrap_or(self.round_calls);
@@ -358,7 +378,10 @@ impl Normalizer {
                 self.account(&usage);
             }
             Event::Error { message, .. } => self.last_error = Some(message.clone()),
-            Event::FinalAnswer { text } => self.final_answer = Some(text.clone()),
+            Event::FinalAnswer { text } => {
+                self.ctx.answer_streamed = self.turn_closed || self.message_text == *text;
+                self.final_answer = Some(text.clone());
+            }
             Event::Terminal(t) => {
                 if let Some(stated) = t.usage {
                     self.reconcile(&stated, rec.origin, enc, sink);

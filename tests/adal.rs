@@ -186,3 +186,54 @@ fn the_older_generation_without_ids_is_matched_by_name() {
     assert_eq!(out[2]["status"], "failed");
     assert_eq!(out[3]["status"], "completed");
 }
+
+#[test]
+fn an_answer_given_whole_is_the_assistants_text_where_the_target_streams_text() {
+    let input = b"{\"type\":\"tool_call\",\"id\":\"a\",\"name\":\"bash\",\"args\":{\"command\":\"ls\"}}\n\
+{\"type\":\"tool_result\",\"id\":\"a\",\"name\":\"bash\",\"status\":\"completed\",\"output\":\"x\"}\n\
+{\"type\":\"answer\",\"content\":\"All done.\"}\n\
+{\"type\":\"complete\",\"exit_code\":0,\"session_id\":\"s\",\"model\":\"m\"}\n";
+    let lc = common::values(&common::translate(input, Dialect::Adal, Dialect::Localcode));
+    let tail: Vec<&str> = lc.iter().rev().take(3).rev().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(tail, vec!["stream_start", "content", "result"]);
+    assert_eq!(
+        (lc[lc.len() - 2]["chunk"].as_str(), lc[lc.len() - 2]["chars"].as_str()),
+        (Some("All done."), Some("9"))
+    );
+    assert_eq!(lc.last().unwrap()["final_text"], "All done.");
+
+    let wuu = common::values(&common::translate(input, Dialect::Adal, Dialect::Wuu));
+    let finals: Vec<&Value> = wuu.iter().filter(|l| l["type"] == "agent_message_final").collect();
+    assert_eq!(finals.len(), 1);
+    assert_eq!(finals[0]["message"], "All done.");
+    let at = |kind: &str| wuu.iter().position(|l| l["type"] == kind).unwrap();
+    assert!(at("tool_completed") < at("agent_message_final") && at("agent_message_final") < at("turn_completed"));
+
+    // And back: the text comes home as the one answer, not twice.
+    for via in [Dialect::Localcode, Dialect::Wuu] {
+        let there = common::translate(input, Dialect::Adal, via);
+        let back = common::values(&common::translate(there.as_bytes(), via, Dialect::Adal));
+        let answers: Vec<&Value> = back.iter().filter(|l| l["type"] == "answer").collect();
+        assert_eq!(answers.len(), 1, "{via}");
+        assert_eq!(answers[0]["content"], "All done.");
+    }
+}
+
+#[test]
+fn an_answer_that_repeats_streamed_text_or_recaps_an_ended_turn_is_not_written_twice() {
+    // localcode streams its answer and repeats it as final_text: wuu gets one message.
+    let lc = std::fs::read(common::fixtures().join("localcode/success.jsonl")).unwrap();
+    let wuu = common::values(&common::translate(&lc, Dialect::Localcode, Dialect::Wuu));
+    let finals = wuu.iter().filter(|l| l["type"] == "agent_message_final").count();
+    let canonical = common::values(&common::translate(&lc, Dialect::Localcode, Dialect::Canonical));
+    let messages = canonical.iter().filter(|l| l["type"] == "text_start").count().max(1);
+    assert_eq!(finals, messages);
+    // wuu's final_message recaps a turn that has ended: no content after localcode's done.
+    let input = br#"{"thread_id":"t","turn_id":"u","type":"turn_started"}
+{"awaiting_auto_continuation":false,"input_tokens":1,"output_tokens":1,"thread_id":"t","trace_path":"","turn_id":"u","type":"turn_completed"}
+{"final_message":"ok","run_id":"r","status":"completed","thread_id":"t","trace_path":"","turn_id":"u","type":"result"}
+"#;
+    let out = common::values(&common::translate(input, Dialect::Wuu, Dialect::Localcode));
+    assert!(out.iter().all(|l| l["type"] != "content"), "{out:?}");
+    assert_eq!(out.last().unwrap()["final_text"], "ok");
+}

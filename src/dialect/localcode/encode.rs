@@ -210,6 +210,16 @@ impl Encode for Encoder {
                 }
                 emit(sink, &line("run_start", fields, rec));
             }
+            Event::FinalAnswer { text } if !own && !ctx.answer_streamed && !text.is_empty() => {
+                // An answer the source gave whole (adal's answer) is the assistant's output: a
+                // localcode reader sees it streamed, as localcode streams its own, and again in
+                // the result's final_text.
+                sink.report.synthesized("stream_start");
+                emit(sink, &line("stream_start", vec![], rec));
+                for piece in split_chars(text, self.limit("content", "chunk")) {
+                    emit(sink, &line("content", [("chunk", s(piece)), ("chars", digits(char_len(piece)))], rec));
+                }
+            }
             Event::FinalAnswer { .. } => return Fate::Absorbed,
             Event::Terminal(t) => {
                 let c = self.contract;

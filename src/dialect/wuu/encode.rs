@@ -448,6 +448,12 @@ impl Encode for Encoder {
                 let fields: Vec<(&str, Field<'_>)> = data.iter().map(|(k, v)| (k.as_str(), Field::Value(v))).collect();
                 self.emit(sink, kind, fields, extra);
             }
+            Event::FinalAnswer { text } if !own && !ctx.answer_streamed && !text.is_empty() => {
+                // An answer the source gave whole (adal's answer) is the turn's message.
+                self.ensure_turn(ctx, sink);
+                self.finish_message(sink);
+                self.emit(sink, "agent_message_final", [("message", Field::Str(text))], extra);
+            }
             Event::FinalAnswer { .. } => return Fate::Absorbed,
             Event::Terminal(t) => {
                 self.ensure_session(None, ctx, sink);

@@ -357,11 +357,20 @@ impl Normalizer {
                             output: (!call.output.is_empty()).then_some(call.output),
                         };
                     }
-                    None if d.id.is_none() => {
-                        self.calls += 1;
-                        d.id = Some(format!("call-{}", self.calls));
+                    None => {
+                        // A refusal of a call not seen before is that call, made and refused:
+                        // it takes the next index of its round as a call would.
+                        if d.id.is_none() {
+                            self.calls += 1;
+                            d.id = Some(format!("call-{}", self.calls));
+                        }
+                        self.ctx.call = CallView {
+                            index: Some(self.round_calls),
+                            name: Some(d.name.clone()),
+                            ..CallView::default()
+                        };
+                        self.round_calls += 1;
                     }
-                    None => {}
                 }
             }
             Event::Usage(u) => self.account(u),

@@ -222,3 +222,21 @@ fn a_zero_total_beside_counts_is_one_the_server_did_not_give() {
     ]);
     assert_eq!(out.last().unwrap()["tokens"]["total"], 9);
 }
+
+#[test]
+fn a_refused_call_is_its_tool_start_and_a_notice_once_whether_or_not_it_was_seen_before() {
+    let head = "{\"type\":\"tool_call\",\"id\":\"a\",\"name\":\"read_file\",\"args\":{\"path\":\"x\"}}\n\
+{\"type\":\"tool_result\",\"id\":\"a\",\"name\":\"read_file\",\"status\":\"completed\",\"output\":\"ok\"}\n";
+    let call = "{\"type\":\"tool_call\",\"id\":\"b\",\"name\":\"bash\",\"args\":{\"command\":\"./deploy.sh\"}}\n";
+    let tail = "{\"type\":\"permission_denied\",\"id\":\"b\",\"name\":\"bash\",\"args\":{\"command\":\"./deploy.sh\"},\"reason\":\"needs approval\"}\n\
+{\"type\":\"complete\",\"exit_code\":2,\"session_id\":\"s\",\"model\":\"m\"}\n";
+    for input in [format!("{head}{tail}"), format!("{head}{call}{tail}")] {
+        let out = common::values(&common::translate(input.as_bytes(), Dialect::Adal, Dialect::Localcode));
+        let kinds: Vec<&str> = out.iter().map(|l| l["type"].as_str().unwrap()).collect();
+        assert_eq!(kinds, vec!["tool_start", "tool_result", "tool_start", "notice", "result"], "{input}");
+        assert_eq!((out[2]["name"].as_str(), out[2]["index"].as_str()), (Some("bash"), Some("1")));
+        assert_eq!(out[2]["args"], "{\"command\":\"./deploy.sh\"}");
+        assert_eq!(out[3]["text"], "permission denied: bash: needs approval");
+        assert_eq!(out[4]["reason"], "permission_denied");
+    }
+}

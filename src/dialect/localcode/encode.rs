@@ -157,7 +157,16 @@ impl Encode for Encoder {
                 emit(sink, &line("tool_result", fields, rec));
             }
             Event::PermissionDenied(d) => {
-                // localcode has no refusal event; a notice says which call was refused and why.
+                // localcode has no refusal event; a notice says which call was refused and why,
+                // after the call's tool_start where the source gave none before the refusal.
+                if !ctx.matched {
+                    sink.report.synthesized("tool_start");
+                    let args = d.arguments.as_text();
+                    let args = self.fit("tool_start", "args", &args, sink);
+                    let index = ctx.call.index.map_or(s("-1"), digits);
+                    let fields = [("name", Field::Str(&d.name)), ("args", args), ("index", index)];
+                    emit(sink, &build_line(Dialect::Localcode.contract(), "tool_start", fields, None));
+                }
                 let why = d.reason.as_deref().unwrap_or("approval required");
                 emit(sink, &line("notice", [("text", owned(format!("permission denied: {}: {why}", d.name)))], rec));
             }

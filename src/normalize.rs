@@ -81,6 +81,10 @@ pub struct Context {
     /// answers as message text: its text is what the last message streamed, or it came after
     /// its turn had ended (a recap, as wuu's result and localcode's result give it).
     pub answer_streamed: bool,
+    /// For a text replacement (or a text end that states the text): the length in bytes of
+    /// the message text streamed before it, when the replacement only extends that text; `None`
+    /// when it rewrites it. A target that can only append text writes what is new.
+    pub extends: Option<usize>,
     /// For a tool call or result: what the run knows of the call (its index in its round, and
     /// for a result the call's name, arguments and the output streamed for it). Records are
     /// not rewritten with these, so a canonical stream translates to itself unchanged.
@@ -233,6 +237,7 @@ impl Normalizer {
         self.ctx.delta = Tokens::default();
         self.ctx.matched = false;
         self.ctx.answer_streamed = false;
+        self.ctx.extends = None;
         self.ctx.call = CallView::default();
         if std::mem::take(&mut self.turn_ended) {
             // The turn's figures were read at its end; what follows belongs to the next turn.
@@ -270,6 +275,7 @@ impl Normalizer {
                 self.turn_closed = false;
             }
             Event::TextReplace { text } | Event::TextEnd { text: Some(text) } => {
+                self.ctx.extends = text.starts_with(self.message_text.as_str()).then_some(self.message_text.len());
                 self.message_text.clone_from(text);
                 self.turn_closed = false;
             }

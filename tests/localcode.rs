@@ -240,3 +240,56 @@ fn a_refused_call_is_its_tool_start_and_a_notice_once_whether_or_not_it_was_seen
         assert_eq!(out[4]["reason"], "permission_denied");
     }
 }
+
+#[test]
+fn text_given_whole_is_written_as_the_content_it_adds_to_what_was_streamed() {
+    let out = to_localcode(&[
+        // Given whole, with nothing streamed: all of it, after a stream_start.
+        json!({"v": 1, "type": "text_replace", "text": "First answer."}),
+        json!({"v": 1, "type": "tool_call", "id": "a", "name": "ls", "arguments": {}}),
+        // Streamed, then stated whole with more: the rest only, in the same stream.
+        json!({"v": 1, "type": "text_start"}),
+        json!({"v": 1, "type": "text_delta", "text": "Second "}),
+        json!({"v": 1, "type": "text_end", "text": "Second answer."}),
+        json!({"v": 1, "type": "tool_call", "id": "b", "name": "ls", "arguments": {}}),
+        // Streamed, then rewritten: localcode cannot take back what it wrote.
+        json!({"v": 1, "type": "text_start"}),
+        json!({"v": 1, "type": "text_delta", "text": "Draft"}),
+        json!({"v": 1, "type": "text_replace", "text": "Third answer."}),
+        json!({"v": 1, "type": "terminal", "outcome": "completed", "final_text": "Third answer."}),
+    ]);
+    let lines: Vec<String> = out
+        .iter()
+        .map(|l| match l["type"].as_str().unwrap() {
+            "content" => format!("content {}", l["chunk"].as_str().unwrap()),
+            kind => kind.to_string(),
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        vec![
+            "stream_start",
+            "content First answer.",
+            "tool_start",
+            "stream_start",
+            "content Second ",
+            "content answer.",
+            "tool_start",
+            "stream_start",
+            "content Draft",
+            "result"
+        ]
+    );
+    assert_eq!(out.last().unwrap()["final_text"], "Third answer.");
+
+    // wuu's message given only as agent_message_final.
+    let wuu = br#"{"thread_id":"t","turn_id":"u","type":"turn_started"}
+{"message":"No FIXME left.","thread_id":"t","turn_id":"u","type":"agent_message_final"}
+{"awaiting_auto_continuation":false,"input_tokens":1,"output_tokens":1,"thread_id":"t","trace_path":"","turn_id":"u","type":"turn_completed"}
+{"final_message":"No FIXME left.","run_id":"r","status":"completed","thread_id":"t","trace_path":"","turn_id":"u","type":"result"}
+"#;
+    let out = common::values(&common::translate(wuu, Dialect::Wuu, Dialect::Localcode));
+    let content: Vec<&str> =
+        out.iter().filter(|l| l["type"] == "content").map(|l| l["chunk"].as_str().unwrap()).collect();
+    assert_eq!(content, vec!["No FIXME left."]);
+}

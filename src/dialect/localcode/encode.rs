@@ -14,11 +14,14 @@ pub struct Encoder {
     contract: &'static Contract,
     /// Reasoning streamed since the last `thinking_start`, up to the `thinking_done` limit.
     reasoning: String,
+    /// The last line written was a `stream_start` or a `content`: text written now belongs to
+    /// the same streamed answer.
+    streaming: bool,
 }
 
 impl Encoder {
     pub fn new() -> Self {
-        Encoder { contract: Dialect::Localcode.contract(), reasoning: String::new() }
+        Encoder { contract: Dialect::Localcode.contract(), reasoning: String::new(), streaming: false }
     }
 
     fn limit(&self, kind: &str, field: &str) -> usize {
@@ -83,8 +86,42 @@ fn digits(n: u64) -> Field<'static> {
     Field::Digits(n)
 }
 
+impl Encoder {
+    /// Text given whole, written as localcode streams text: a `stream_start` unless the answer
+    /// is already streaming, then `content` chunks of at most the contract's length.
+    fn stream(&mut self, text: &str, rec: &Record, sink: &mut Sink<'_>) {
+        if !self.streaming {
+            sink.report.synthesized("stream_start");
+            emit(sink, &line("stream_start", vec![], rec));
+        }
+        for piece in split_chars(text, self.limit("content", "chunk")) {
+            emit(sink, &line("content", [("chunk", s(piece)), ("chars", digits(char_len(piece)))], rec));
+        }
+        self.streaming = true;
+    }
+}
+
 impl Encode for Encoder {
     fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
+        let fate = self.write(rec, ctx, sink);
+        let text = matches!(
+            rec.event,
+            Event::TextStart
+                | Event::TextDelta { .. }
+                | Event::TextReplace { .. }
+                | Event::TextEnd { .. }
+                | Event::FinalAnswer { .. }
+        );
+        if !text && matches!(fate, Fate::Written | Fate::PassedThrough) {
+            // A line that is not text: text after it starts anew.
+            self.streaming = false;
+        }
+        fate
+    }
+}
+
+impl Encoder {
+    fn write(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
         let own = rec.origin == Dialect::Localcode;
         match &rec.event {
             Event::ReasoningStart { reset } => {
@@ -114,7 +151,22 @@ impl Encode for Encoder {
                 let v = self.fit("stage", "stage", name, sink);
                 emit(sink, &line("stage", [("stage", v)], rec));
             }
-            Event::TextStart => emit(sink, &line("stream_start", vec![], rec)),
+            Event::TextStart => {
+                emit(sink, &line("stream_start", vec![], rec));
+                self.streaming = true;
+                return Fate::Written;
+            }
+            Event::TextReplace { text } | Event::TextEnd { text: Some(text) } if ctx.extends.is_some() => {
+                // localcode only appends: a replacement that extends the text streamed (a
+                // message given whole, with nothing streamed before it) is written as the
+                // content it adds; one that adds nothing has nothing to write.
+                let new = text.get(ctx.extends.unwrap_or(0)..).unwrap_or_default();
+                if new.is_empty() {
+                    return Fate::Absorbed;
+                }
+                self.stream(new, rec, sink);
+                return Fate::Written;
+            }
             Event::TextDelta { text, chars } => {
                 // Longer text is split over several content events: nothing is cut.
                 let pieces = split_chars(text, self.limit("content", "chunk"));
@@ -123,6 +175,8 @@ impl Encode for Encoder {
                     let n = if whole { chars.unwrap_or_else(|| char_len(piece)) } else { char_len(piece) };
                     emit(sink, &line("content", [("chunk", s(piece)), ("chars", digits(n))], rec));
                 }
+                self.streaming = true;
+                return Fate::Written;
             }
             Event::ToolDraft(d) => {
                 let snippet = d.snippet.as_deref().or(d.delta.as_deref()).unwrap_or("");
@@ -223,11 +277,7 @@ impl Encode for Encoder {
                 // An answer the source gave whole (adal's answer) is the assistant's output: a
                 // localcode reader sees it streamed, as localcode streams its own, and again in
                 // the result's final_text.
-                sink.report.synthesized("stream_start");
-                emit(sink, &line("stream_start", vec![], rec));
-                for piece in split_chars(text, self.limit("content", "chunk")) {
-                    emit(sink, &line("content", [("chunk", s(piece)), ("chars", digits(char_len(piece)))], rec));
-                }
+                self.stream(text, rec, sink);
             }
             Event::FinalAnswer { .. } => return Fate::Absorbed,
             Event::Terminal(t) => {

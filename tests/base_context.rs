@@ -274,3 +274,41 @@ fn an_aborted_message_stays_aborted_from_base_context_to_itself() {
     assert_eq!(out.last().unwrap()["type"], "agent_end");
     assert_eq!(out.last().unwrap()["messages"][0]["stopReason"], "aborted");
 }
+
+#[test]
+fn tool_call_argument_deltas_stream_again_from_base_context_to_itself_in_both_forms() {
+    // The source's toolcall_start, toolcall_delta and toolcall_end, in the form asked for.
+    let tool_events = |lines: &[Value]| -> Vec<Value> {
+        lines
+            .iter()
+            .filter(|l| l["type"] == "message_update")
+            .map(|l| l["assistantMessageEvent"].clone())
+            .filter(|e| e["type"].as_str().is_some_and(|t| t.starts_with("toolcall_")))
+            .map(|mut e| {
+                e.as_object_mut().unwrap().remove("partial");
+                e
+            })
+            .collect()
+    };
+    for (name, deltas) in [("success.jsonl", false), ("deltas.jsonl", true)] {
+        let source = common::values(std::str::from_utf8(&fixture(name)).unwrap());
+        let out = encode(&fixture(name), Dialect::BaseContext, deltas);
+        let want = tool_events(&source);
+        assert_eq!(
+            want.iter().map(|e| e["type"].as_str().unwrap()).collect::<Vec<_>>(),
+            ["toolcall_start", "toolcall_delta", "toolcall_end"]
+        );
+        assert_eq!(tool_events(&out), want, "{name}");
+        if !deltas {
+            // The partial message names the call from its start, as the source's did.
+            let start = out.iter().find(|l| l["assistantMessageEvent"]["type"] == "toolcall_start").unwrap();
+            let block = &start["assistantMessageEvent"]["partial"]["content"][1];
+            assert_eq!((block["id"].as_str(), block["name"].as_str()), (Some("toolu_01A9xQ"), Some("bash")));
+            assert_eq!(block["arguments"], serde_json::json!({}));
+        }
+    }
+    // The draft reaches a dialect that previews calls with its name.
+    let lc = common::values(&common::translate(&fixture("success.jsonl"), Dialect::BaseContext, Dialect::Localcode));
+    let preview = lc.iter().find(|l| l["type"] == "tool_preview").unwrap();
+    assert_eq!(preview["name"], "bash");
+}

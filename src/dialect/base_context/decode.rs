@@ -302,10 +302,11 @@ impl Decode for Decoder {
                 // The event without its `partial` message (all of the message so far, which
                 // the events before it gave piece by piece), unless it is kept whole below.
                 let raw = m.remove("assistantMessageEvent");
+                let mut partial = None;
                 let ev = match &raw {
                     Some(Member::Raw(text, _)) => match Object::parse(text) {
                         Ok(Ok(mut o)) => {
-                            o.remove("partial");
+                            partial = o.remove("partial");
                             Value::Object(o.into_fields())
                         }
                         _ => Value::Null,
@@ -331,11 +332,22 @@ impl Decode for Decoder {
                         index.map(|i| self.done_blocks.insert(i));
                         out.push(own(Event::ReasoningEnd { text: ev["content"].as_str().map(str::to_string) }));
                     }
-                    "toolcall_start" => out.push(own(Event::ToolDraft(ToolDraft {
-                        id: ev["toolCall"]["id"].as_str().map(str::to_string),
-                        name: ev["toolCall"]["name"].as_str().map(str::to_string),
-                        ..ToolDraft::default()
-                    }))),
+                    "toolcall_start" => {
+                        // With --json-deltas the start names its call; without, the partial
+                        // message's block at the event's index does.
+                        let named = match &ev["toolCall"] {
+                            Value::Object(_) => ev["toolCall"].clone(),
+                            _ => {
+                                let p = partial.take().map_or_else(|| ev["partial"].clone(), Member::into_value);
+                                index.map_or(Value::Null, |i| p["content"][i as usize].clone())
+                            }
+                        };
+                        out.push(own(Event::ToolDraft(ToolDraft {
+                            id: named["id"].as_str().map(str::to_string),
+                            name: named["name"].as_str().map(str::to_string),
+                            ..ToolDraft::default()
+                        })));
+                    }
                     "toolcall_delta" => out
                         .push(own(Event::ToolDraft(ToolDraft { delta: Some(text("delta")), ..ToolDraft::default() }))),
                     "toolcall_end" => {

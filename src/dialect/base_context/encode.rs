@@ -27,6 +27,8 @@ struct Message {
     usage: Tokens,
     /// The content block being streamed.
     open_block: Option<usize>,
+    /// A toolCall block whose arguments are streaming (drafted), until its call ends it.
+    draft: Option<usize>,
     state: State,
     id: u64,
     meta: Meta,
@@ -357,6 +359,7 @@ impl Encoder {
                 content: Vec::new(),
                 usage: Tokens::default(),
                 open_block: None,
+                draft: None,
                 state: State::Open,
                 id: self.messages,
                 meta: self.next_meta.take().unwrap_or_default(),
@@ -498,6 +501,7 @@ impl Encoder {
                     content: Vec::new(),
                     usage: Tokens::default(),
                     open_block: None,
+                    draft: None,
                     state: State::Written,
                     id: 0,
                     meta: Meta::default(),
@@ -748,6 +752,46 @@ impl Encode for Encoder {
                 self.end_block(ctx, sink);
             }
             Event::TextEnd { text: None } => self.end_block(ctx, sink),
+            Event::ToolDraft(d) => {
+                // A call whose arguments stream: its block starts (once) and takes the deltas;
+                // the call itself ends it.
+                self.ensure_message(ctx, sink);
+                self.end_block(ctx, sink);
+                let m = self.msg.as_mut().expect("ensured");
+                let open = m.draft.filter(|&i| {
+                    let block = &m.content[i];
+                    let same = |k: &str, v: &Option<String>| v.as_deref().is_some_and(|v| block[k] == v);
+                    d.delta.is_some() || same("id", &d.id) || (d.id.is_none() && same("name", &d.name))
+                });
+                let i = match open {
+                    Some(i) => i,
+                    None if d.id.is_none() => {
+                        // A draft that names no call (localcode's preview: the call gets its id
+                        // only when it is made) has no block to stream into; the call starts it.
+                        sink.report.dropped_kind(rec.event.kind());
+                        return Fate::Dropped;
+                    }
+                    None => {
+                        let (id, name) = (d.id.clone().unwrap_or_default(), d.name.clone().unwrap_or_default());
+                        m.content.push(json!({"type": "toolCall", "id": id, "name": name, "arguments": {}}));
+                        let i = m.content.len() - 1;
+                        m.draft = Some(i);
+                        let mut ev = vec![("type", json!("toolcall_start")), ("contentIndex", json!(i))];
+                        if self.deltas {
+                            ev.push(("toolCall", json!({"id": id, "name": name})));
+                        }
+                        self.update(ctx, sink, ev);
+                        i
+                    }
+                };
+                if let Some(delta) = d.delta.as_deref().filter(|x| !x.is_empty()) {
+                    let ev =
+                        vec![("type", json!("toolcall_delta")), ("contentIndex", json!(i)), ("delta", json!(delta))];
+                    self.update(ctx, sink, ev);
+                } else if open.is_some() {
+                    return Fate::Absorbed;
+                }
+            }
             Event::ToolCall(c) => {
                 self.ensure_message(ctx, sink);
                 self.end_block(ctx, sink);
@@ -757,12 +801,23 @@ impl Encode for Encoder {
                 self.calls.insert(id.clone(), (c.name.clone(), args.clone()));
                 let block = json!({"type": "toolCall", "id": id, "name": c.name, "arguments": args});
                 let m = self.msg.as_mut().expect("ensured");
-                m.content.push(block.clone());
-                let i = m.content.len() - 1;
-                let start = if self.deltas { vec![("toolCall", json!({"id": id, "name": c.name}))] } else { vec![] };
-                let mut ev = vec![("type", json!("toolcall_start")), ("contentIndex", json!(i))];
-                ev.extend(start);
-                self.update(ctx, sink, ev);
+                let i = match m.draft.take() {
+                    // Drafted: the block is the call now, and only its end is left to say.
+                    Some(i) => {
+                        m.content[i] = block.clone();
+                        i
+                    }
+                    None => {
+                        m.content.push(block.clone());
+                        let i = m.content.len() - 1;
+                        let start =
+                            if self.deltas { vec![("toolCall", json!({"id": id, "name": c.name}))] } else { vec![] };
+                        let mut ev = vec![("type", json!("toolcall_start")), ("contentIndex", json!(i))];
+                        ev.extend(start);
+                        self.update(ctx, sink, ev);
+                        i
+                    }
+                };
                 self.update(
                     ctx,
                     sink,
@@ -944,6 +999,7 @@ mod tests {
             ],
             usage: Tokens::default(),
             open_block: None,
+            draft: None,
             state: State::Open,
             id: 3,
             meta: Meta::default(),

@@ -312,3 +312,45 @@ fn tool_call_argument_deltas_stream_again_from_base_context_to_itself_in_both_fo
     let preview = lc.iter().find(|l| l["type"] == "tool_preview").unwrap();
     assert_eq!(preview["name"], "bash");
 }
+
+#[test]
+fn members_of_messages_and_blocks_the_model_has_no_place_for_come_back_from_base_context_to_itself() {
+    // The fixture with what providers add: signatures on blocks, response ids on messages.
+    let mut source = Vec::new();
+    for mut line in common::values(std::str::from_utf8(&fixture("success.jsonl")).unwrap()) {
+        let messages = match line.get_mut("messages") {
+            Some(Value::Array(list)) => list.iter_mut().collect::<Vec<_>>(),
+            _ => line.get_mut("message").into_iter().collect(),
+        };
+        for m in messages.into_iter().filter(|m| m["role"] == "assistant") {
+            m["responseId"] = "resp_1".into();
+            for b in m["content"].as_array_mut().unwrap() {
+                match b["type"].as_str().unwrap() {
+                    "text" => b["textSignature"] = "sigT".into(),
+                    "toolCall" => b["thoughtSignature"] = "sigC".into(),
+                    _ => {}
+                }
+            }
+        }
+        source.extend_from_slice(format!("{line}\n").as_bytes());
+    }
+    let assistants = |lines: &[Value]| -> Vec<Value> {
+        lines
+            .iter()
+            .filter(|l| l["type"] == "turn_end" || l["type"] == "message_end")
+            .map(|l| l["message"].clone())
+            .filter(|m| m["role"] == "assistant")
+            .collect()
+    };
+    let want = assistants(&common::values(std::str::from_utf8(&source).unwrap()));
+    assert_eq!(want.len(), 4);
+    assert_eq!(want[3]["content"][0]["thinkingSignature"], "EqsVCkYI", "the fixture's own signature");
+    let out = encode(&source, Dialect::BaseContext, false);
+    assert_eq!(assistants(&out), want);
+
+    // Another target cannot carry them, and the report says so.
+    let opts = Options::new(Some(Dialect::BaseContext), Dialect::Localcode);
+    let (_, summary, _) = translate_bytes(&source, &opts);
+    let dropped = &summary.report.dropped_fields;
+    assert_eq!((dropped.get("usage.responseId"), dropped.get("usage.content")), (Some(&2), Some(&2)), "{dropped:?}");
+}

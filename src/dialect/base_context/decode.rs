@@ -102,6 +102,21 @@ fn assistant_meta(message: Member<'_>) -> Option<Extra> {
     (!meta.is_empty()).then(|| Extra::from_members(meta))
 }
 
+/// The members of an assistant message that the canonical model holds.
+const MESSAGE_MEMBERS: &[&str] =
+    &["role", "content", "api", "provider", "model", "usage", "stopReason", "errorMessage", "timestamp"];
+
+/// The members of an assistant message's content block of `kind` that the model holds.
+fn block_members(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "text" => &["type", "text"],
+        "thinking" => &["type", "thinking"],
+        "toolCall" => &["type", "id", "name", "arguments"],
+        // A kind the model does not read is not taken apart: all of it is the source's.
+        _ => &[],
+    }
+}
+
 fn own(event: Event) -> Record {
     Record::new(Dialect::BaseContext, event)
 }
@@ -224,6 +239,30 @@ impl Decoder {
                 if let Some(e) = &error {
                     rec.extra.insert("errorMessage", Value::from(e.as_str()));
                 }
+            }
+            // So do the members of the message and of its blocks that the model has no place
+            // for (a block's signature, the provider's response id), under their own names and,
+            // for the blocks, `content`: one object of them per block.
+            let unknown = |o: &serde_json::Map<String, Value>, known: &[&str]| {
+                o.iter().filter(|(k, _)| !known.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect()
+            };
+            if let Some(o) = message.as_object() {
+                let members: serde_json::Map<String, Value> = unknown(o, MESSAGE_MEMBERS);
+                for (k, v) in members {
+                    rec.extra.insert(&k, v);
+                }
+            }
+            let blocks: Vec<Value> = message["content"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|b| match b.as_object() {
+                    Some(o) => Value::Object(unknown(o, block_members(b["type"].as_str().unwrap_or_default()))),
+                    None => Value::Object(serde_json::Map::new()),
+                })
+                .collect();
+            if blocks.iter().any(|b| b.as_object().is_some_and(|o| !o.is_empty())) {
+                rec.extra.insert("content", Value::Array(blocks));
             }
             out.push(rec);
         }

@@ -29,6 +29,9 @@ struct Message {
     open_block: Option<usize>,
     /// A toolCall block whose arguments are streaming (drafted), until its call ends it.
     draft: Option<usize>,
+    /// Members a base-context source gave the message beyond the model's (see its decoder),
+    /// written after the others.
+    members: Vec<(String, Value)>,
     state: State,
     id: u64,
     meta: Meta,
@@ -307,7 +310,11 @@ impl Encoder {
         if let Some(e) = error {
             pairs.push(("errorMessage", json!(e)));
         }
-        obj(pairs)
+        let mut message = obj(pairs);
+        if let Value::Object(o) = &mut message {
+            o.extend(m.members.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        message
     }
 
     fn ensure_header(
@@ -360,6 +367,7 @@ impl Encoder {
                 usage: Tokens::default(),
                 open_block: None,
                 draft: None,
+                members: Vec::new(),
                 state: State::Open,
                 id: self.messages,
                 meta: self.next_meta.take().unwrap_or_default(),
@@ -502,6 +510,7 @@ impl Encoder {
                     usage: Tokens::default(),
                     open_block: None,
                     draft: None,
+                    members: Vec::new(),
                     state: State::Written,
                     id: 0,
                     meta: Meta::default(),
@@ -881,6 +890,22 @@ impl Encode for Encoder {
                 }
                 let m = self.msg.as_mut().expect("ensured");
                 m.usage = m.usage.plus(&ctx.delta);
+                if own && !rec.extra.is_empty() {
+                    // What the source's message and its blocks had beyond the model.
+                    for (k, v) in rec.extra.to_fields() {
+                        match (k.as_str(), v) {
+                            ("stopReason" | "errorMessage", _) => {}
+                            ("content", Value::Array(blocks)) => {
+                                for (block, more) in m.content.iter_mut().zip(blocks) {
+                                    if let (Value::Object(b), Value::Object(more)) = (block, more) {
+                                        b.extend(more);
+                                    }
+                                }
+                            }
+                            (_, v) => m.members.push((k, v)),
+                        }
+                    }
+                }
                 let round_done = u.scope == Scope::Round && u.basis == Basis::Delta;
                 if m.state == State::Ended || (round_done && m.state == State::Open) {
                     // The stop a base-context source gave with the usage (see its decoder).
@@ -1000,6 +1025,7 @@ mod tests {
             usage: Tokens::default(),
             open_block: None,
             draft: None,
+            members: Vec::new(),
             state: State::Open,
             id: 3,
             meta: Meta::default(),

@@ -354,3 +354,28 @@ fn members_of_messages_and_blocks_the_model_has_no_place_for_come_back_from_base
     let dropped = &summary.report.dropped_fields;
     assert_eq!((dropped.get("usage.responseId"), dropped.get("usage.content")), (Some(&2), Some(&2)), "{dropped:?}");
 }
+
+#[test]
+fn what_a_tool_said_beside_its_output_comes_back_from_base_context_to_itself() {
+    let mut source = Vec::new();
+    for mut line in common::values(std::str::from_utf8(&fixture("success.jsonl")).unwrap()) {
+        if line["type"] == "tool_execution_end" {
+            line["result"]["details"] = serde_json::json!({"exitCode": 0, "truncated": false});
+        }
+        source.extend_from_slice(format!("{line}\n").as_bytes());
+    }
+    let out = encode(&source, Dialect::BaseContext, false);
+    let end = out.iter().find(|l| l["type"] == "tool_execution_end").unwrap();
+    assert_eq!(end["result"]["details"], serde_json::json!({"exitCode": 0, "truncated": false}));
+    let message = out.iter().find(|l| l["type"] == "message_end" && l["message"]["role"] == "toolResult").unwrap();
+    assert_eq!(message["message"]["details"], serde_json::json!({"exitCode": 0, "truncated": false}));
+    // Without details, the event has an empty object and the message none, as before.
+    let plain = encode(&fixture("success.jsonl"), Dialect::BaseContext, false);
+    let end = plain.iter().find(|l| l["type"] == "tool_execution_end").unwrap();
+    assert_eq!(end["result"]["details"], serde_json::json!({}));
+    let message = plain.iter().find(|l| l["type"] == "message_end" && l["message"]["role"] == "toolResult").unwrap();
+    assert!(message["message"].get("details").is_none());
+    // Another target cannot carry them, and the report says so.
+    let (_, summary, _) = translate_bytes(&source, &Options::new(Some(Dialect::BaseContext), Dialect::Localcode));
+    assert_eq!(summary.report.dropped_fields.get("tool_result.details"), Some(&1));
+}

@@ -430,7 +430,11 @@ impl Decode for Decoder {
                         let id = message["toolCallId"].as_str().unwrap_or_default().to_string();
                         let name = message["toolName"].as_str().map(str::to_string);
                         let failed = message["isError"].as_bool().unwrap_or(false);
-                        self.tool_result(id, name, failed, content_text(&message["content"]).into(), out);
+                        if self.tool_result(id, name, failed, content_text(&message["content"]).into(), out) {
+                            if let (Some(d), Some(rec)) = (message.get("details"), out.records.last_mut()) {
+                                rec.extra.insert("details", d.clone());
+                            }
+                        }
                     }
                     "custom" => {
                         let details = &message["details"];
@@ -473,9 +477,21 @@ impl Decode for Decoder {
                 let id = m.take_str("toolCallId").unwrap_or_default();
                 let name = m.take_str("toolName");
                 let failed = m.take_bool("isError").unwrap_or(false);
-                let output = content_kept(m.remove("result").and_then(|r| member_of(r, "content")));
-                if !self.tool_result(id, name, failed, output, out) {
+                let (content, details) = match m.remove("result") {
+                    Some(Member::Raw(raw, _)) if raw.starts_with('{') => match Object::parse(raw) {
+                        Ok(Ok(mut o)) => (o.remove("content"), o.remove("details")),
+                        _ => (None, None),
+                    },
+                    Some(Member::Value(Value::Object(mut o))) => {
+                        (o.shift_remove("content").map(Member::Value), o.shift_remove("details").map(Member::Value))
+                    }
+                    _ => (None, None),
+                };
+                if !self.tool_result(id, name, failed, content_kept(content), out) {
                     out.fold();
+                } else if let (Some(d), Some(rec)) = (details, out.records.last_mut()) {
+                    // What the tool said beside its output, for a base-context target.
+                    rec.extra.insert("details", d.into_value());
                 }
                 return Ok(());
             }

@@ -576,7 +576,18 @@ impl Encoder {
     /// A call's end: its `tool_execution_end` and its toolResult message. Written straight
     /// as JSON text: the output (most of the bytes) is copied as it was read where its escapes
     /// are the ones written here, and written once for both lines.
-    fn tool_end(&mut self, ctx: &Context, sink: &mut Sink<'_>, id: &str, name: &str, output: &Text, failed: bool) {
+    /// A call's end: `tool_execution_end` and its toolResult message, with the `details` a
+    /// base-context source gave (`{}` in the event and none in the message otherwise).
+    fn tool_end(
+        &mut self,
+        ctx: &Context,
+        sink: &mut Sink<'_>,
+        id: &str,
+        name: &str,
+        output: &Text,
+        failed: bool,
+        details: Option<&Value>,
+    ) {
         self.exec_start(ctx, sink, id, name);
         self.started.shift_remove(id);
         // The content and the call, as both lines say them.
@@ -591,7 +602,12 @@ impl Encoder {
         out.extend_from_slice(&call);
         out.extend_from_slice(b",\"result\":{\"content\":");
         out.extend_from_slice(&content);
-        out.extend_from_slice(b",\"details\":{}},\"isError\":");
+        out.extend_from_slice(b",\"details\":");
+        match details {
+            Some(d) => write_value(out, d, Layout::Compact),
+            None => out.extend_from_slice(b"{}"),
+        }
+        out.extend_from_slice(b"},\"isError\":");
         out.extend_from_slice(failed);
         out.extend_from_slice(b"}\n");
 
@@ -599,6 +615,10 @@ impl Encoder {
         message.extend_from_slice(&call);
         message.extend_from_slice(b",\"content\":");
         message.extend_from_slice(&content);
+        if let Some(d) = details {
+            message.extend_from_slice(b",\"details\":");
+            write_value(&mut message, d, Layout::Compact);
+        }
         message.extend_from_slice(b",\"isError\":");
         message.extend_from_slice(failed);
         message.extend_from_slice(format!(",\"timestamp\":{}}}", self.epoch_ms).as_bytes());
@@ -868,13 +888,14 @@ impl Encode for Encoder {
                         &error
                     }
                 };
-                self.tool_end(ctx, sink, &id, &name, output, r.status != ToolStatus::Completed);
+                let details = source_said(rec, "details");
+                self.tool_end(ctx, sink, &id, &name, output, r.status != ToolStatus::Completed, details.as_ref());
             }
             Event::PermissionDenied(d) => {
                 // A blocked call still has a start and an end, with isError, as the agent does.
                 let id = d.id.clone().unwrap_or_default();
                 let why = format!("permission denied: {}", d.reason.as_deref().unwrap_or("approval required"));
-                self.tool_end(ctx, sink, &id, &d.name, &Text::from(why), true);
+                self.tool_end(ctx, sink, &id, &d.name, &Text::from(why), true, None);
             }
             Event::Usage(u) => {
                 // Usage belongs on an assistant message whose end is not out yet: after one

@@ -576,18 +576,8 @@ impl Encoder {
     /// A call's end: its `tool_execution_end` and its toolResult message. Written straight
     /// as JSON text: the output (most of the bytes) is copied as it was read where its escapes
     /// are the ones written here, and written once for both lines.
-    /// A call's end: `tool_execution_end` and its toolResult message, with the `details` a
-    /// base-context source gave (`{}` in the event and none in the message otherwise).
-    fn tool_end(
-        &mut self,
-        ctx: &Context,
-        sink: &mut Sink<'_>,
-        id: &str,
-        name: &str,
-        output: &Text,
-        failed: bool,
-        details: Option<&Value>,
-    ) {
+    fn tool_end(&mut self, ctx: &Context, sink: &mut Sink<'_>, id: &str, name: &str, end: Ended<'_>) {
+        let Ended { output, failed, details } = end;
         self.exec_start(ctx, sink, id, name);
         self.started.shift_remove(id);
         // The content and the call, as both lines say them.
@@ -674,6 +664,14 @@ impl Encoder {
             Outcome::Incomplete => ("length", Some(t.reason.clone().unwrap_or_else(|| "incomplete".into()))),
         }
     }
+}
+
+/// How a tool call ended: its output, whether it failed, and the `details` a base-context
+/// source's tool gave (`{}` in `tool_execution_end` and none in the toolResult message without).
+struct Ended<'a> {
+    output: &'a Text,
+    failed: bool,
+    details: Option<&'a Value>,
 }
 
 /// Member `key` of the extra members a base-context source gave the record (see its decoder);
@@ -889,13 +887,15 @@ impl Encode for Encoder {
                     }
                 };
                 let details = source_said(rec, "details");
-                self.tool_end(ctx, sink, &id, &name, output, r.status != ToolStatus::Completed, details.as_ref());
+                let failed = r.status != ToolStatus::Completed;
+                self.tool_end(ctx, sink, &id, &name, Ended { output, failed, details: details.as_ref() });
             }
             Event::PermissionDenied(d) => {
                 // A blocked call still has a start and an end, with isError, as the agent does.
                 let id = d.id.clone().unwrap_or_default();
                 let why = format!("permission denied: {}", d.reason.as_deref().unwrap_or("approval required"));
-                self.tool_end(ctx, sink, &id, &d.name, &Text::from(why), true, None);
+                let why = Text::from(why);
+                self.tool_end(ctx, sink, &id, &d.name, Ended { output: &why, failed: true, details: None });
             }
             Event::Usage(u) => {
                 // Usage belongs on an assistant message whose end is not out yet: after one

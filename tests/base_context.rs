@@ -379,3 +379,44 @@ fn what_a_tool_said_beside_its_output_comes_back_from_base_context_to_itself() {
     let (_, summary, _) = translate_bytes(&source, &Options::new(Some(Dialect::BaseContext), Dialect::Localcode));
     assert_eq!(summary.report.dropped_fields.get("tool_result.details"), Some(&1));
 }
+
+#[test]
+fn user_and_custom_messages_come_back_from_base_context_to_itself_as_they_were() {
+    let user = serde_json::json!({"role": "user", "content": [{"type": "text", "text": "What is this?"}, {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}], "timestamp": 1773655923530u64});
+    let custom = serde_json::json!({"role": "custom", "customType": "autonomous_status", "content": "step 1 of 3", "display": true, "details": {"step": 1}, "timestamp": 1773655923531u64});
+    let assistant = serde_json::json!({"role": "assistant", "content": [{"type": "text", "text": "A logo."}], "api": "a", "provider": "p", "model": "m", "usage": {"input": 5, "output": 2, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 7, "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}, "stopReason": "stop", "timestamp": 1});
+    let lines = [
+        serde_json::json!({"type": "session", "version": 3, "id": "s1", "timestamp": "2026-03-16T10:12:03.512Z"}),
+        serde_json::json!({"type": "agent_start"}),
+        serde_json::json!({"type": "turn_start"}),
+        serde_json::json!({"type": "message_start", "message": user}),
+        serde_json::json!({"type": "message_end", "message": user}),
+        serde_json::json!({"type": "message_start", "message": custom}),
+        serde_json::json!({"type": "message_end", "message": custom}),
+        serde_json::json!({"type": "message_start", "message": assistant}),
+        serde_json::json!({"type": "message_end", "message": assistant}),
+        serde_json::json!({"type": "turn_end", "message": assistant, "toolResults": []}),
+        serde_json::json!({"type": "agent_end", "messages": [user, custom, assistant]}),
+    ];
+    let source: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let out = encode(source.as_bytes(), Dialect::BaseContext, false);
+    let ends: Vec<&Value> = out.iter().filter(|l| l["type"] == "message_end").map(|l| &l["message"]).collect();
+    assert_eq!(ends[0], &user);
+    assert_eq!(ends[1], &custom);
+    let end = out.iter().find(|l| l["type"] == "agent_end").unwrap();
+    assert_eq!(end["messages"][0], user);
+    assert_eq!(end["messages"][1], custom);
+    // Text only and its time: the message is the prompt's, as before.
+    let plain = encode(&fixture("success.jsonl"), Dialect::BaseContext, false);
+    let prompt = plain.iter().find(|l| l["type"] == "message_end" && l["message"]["role"] == "user").unwrap();
+    assert_eq!(
+        prompt["message"],
+        serde_json::json!({"role": "user", "content": [{"type": "text", "text": "List files"}], "timestamp": 1773655923530u64})
+    );
+    // Another dialect gets their text, and the report says what it could not carry.
+    let (out, summary, _) =
+        translate_bytes(source.as_bytes(), &Options::new(Some(Dialect::BaseContext), Dialect::Localcode));
+    assert!(String::from_utf8(out).unwrap().contains("{\"type\": \"notice\", \"text\": \"step 1 of 3\"}"));
+    let dropped = &summary.report.dropped_fields;
+    assert_eq!((dropped.get("prompt.message"), dropped.get("notice.message")), (Some(&1), Some(&1)), "{dropped:?}");
+}

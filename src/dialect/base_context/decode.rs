@@ -102,6 +102,18 @@ fn assistant_meta(message: Member<'_>) -> Option<Extra> {
     (!meta.is_empty()).then(|| Extra::from_members(meta))
 }
 
+/// Whether a user message is only what the model holds of it: text blocks and its time.
+fn only_text(message: &Value) -> bool {
+    let members = message.as_object().map_or(0, |o| o.len());
+    let counted = 2 + usize::from(message.get("timestamp").is_some());
+    let blocks = message["content"].as_array().is_some_and(|blocks| {
+        blocks
+            .iter()
+            .all(|b| b["type"] == "text" && b["text"].is_string() && b.as_object().is_some_and(|o| o.len() == 2))
+    });
+    members == counted && message.get("content").is_some() && blocks
+}
+
 /// The members of an assistant message that the canonical model holds.
 const MESSAGE_MEMBERS: &[&str] =
     &["role", "content", "api", "provider", "model", "usage", "stopReason", "errorMessage", "timestamp"];
@@ -421,8 +433,14 @@ impl Decode for Decoder {
                     }
                     "user" => {
                         let mut rec = own(Event::Prompt { text: content_text(&message["content"]) });
-                        if let Some(t) = message.get("timestamp") {
-                            rec.extra.insert("timestamp", t.clone());
+                        if only_text(&message) {
+                            if let Some(t) = message.get("timestamp") {
+                                rec.extra.insert("timestamp", t.clone());
+                            }
+                        } else {
+                            // More than its text and time (an image, a member of its own): all
+                            // of it, for a base-context target to write as it was.
+                            rec.extra.insert("message", message.clone());
                         }
                         out.push(rec);
                     }
@@ -445,7 +463,11 @@ impl Decode for Decoder {
                         if failed {
                             self.ending.failure = Some(text.clone());
                         }
-                        out.push(own(Event::Notice { text }));
+                        // Its kind, details and time have no place in the model: all of it, for a
+                        // base-context target to write as it was.
+                        let mut rec = own(Event::Notice { text });
+                        rec.extra.insert("message", message.clone());
+                        out.push(rec);
                     }
                     _ => {
                         m.insert("message", message);

@@ -748,6 +748,16 @@ impl Encode for Encoder {
                 self.ensure_round(ctx, sink);
                 self.close_round(ctx, sink);
             }
+            Event::Prompt { .. } | Event::Notice { .. } if own && rec.extra.contains_key("message") => {
+                // A base-context source's own message, written as it was.
+                if matches!(rec.event, Event::Prompt { .. }) {
+                    self.ensure_round(ctx, sink);
+                } else {
+                    self.ensure_loop(ctx, sink);
+                }
+                let message = source_said(rec, "message").unwrap_or_default();
+                self.whole_message(sink, message);
+            }
             Event::Prompt { text } => {
                 self.ensure_round(ctx, sink);
                 // A base-context source's own time for it, else the fixed time.

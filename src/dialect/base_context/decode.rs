@@ -114,6 +114,19 @@ fn only_text(message: &Value) -> bool {
     members == counted && message.get("content").is_some() && blocks
 }
 
+/// Block `i` of a partial message's content, read without building the rest of the message
+/// (which holds everything streamed so far).
+fn block_of(partial: Member<'_>, i: usize) -> Value {
+    let Some(content) = member_of(partial, "content") else { return Value::Null };
+    match content {
+        Member::Raw(raw, _) => serde_json::from_str::<Vec<&serde_json::value::RawValue>>(raw)
+            .ok()
+            .and_then(|blocks| serde_json::from_str(blocks.get(i)?.get()).ok())
+            .unwrap_or(Value::Null),
+        Member::Value(v) => v[i].clone(),
+    }
+}
+
 /// The members of an assistant message that the canonical model holds.
 const MESSAGE_MEMBERS: &[&str] =
     &["role", "content", "api", "provider", "model", "usage", "stopReason", "errorMessage", "timestamp"];
@@ -255,26 +268,20 @@ impl Decoder {
             // So do the members of the message and of its blocks that the model has no place
             // for (a block's signature, the provider's response id), under their own names and,
             // for the blocks, `content`: one object of them per block.
-            let unknown = |o: &serde_json::Map<String, Value>, known: &[&str]| {
-                o.iter().filter(|(k, _)| !known.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect()
-            };
-            if let Some(o) = message.as_object() {
-                let members: serde_json::Map<String, Value> = unknown(o, MESSAGE_MEMBERS);
-                for (k, v) in members {
-                    rec.extra.insert(&k, v);
+            for (k, v) in message.as_object().into_iter().flatten() {
+                if !MESSAGE_MEMBERS.contains(&k.as_str()) {
+                    rec.extra.insert(k, v.clone());
                 }
             }
-            let blocks: Vec<Value> = message["content"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|b| match b.as_object() {
-                    Some(o) => Value::Object(unknown(o, block_members(b["type"].as_str().unwrap_or_default()))),
-                    None => Value::Object(serde_json::Map::new()),
-                })
-                .collect();
-            if blocks.iter().any(|b| b.as_object().is_some_and(|o| !o.is_empty())) {
-                rec.extra.insert("content", Value::Array(blocks));
+            let blocks = message["content"].as_array().map_or(&[][..], Vec::as_slice);
+            fn unknown(b: &Value) -> impl Iterator<Item = (&String, &Value)> {
+                let known = block_members(b["type"].as_str().unwrap_or_default());
+                b.as_object().into_iter().flatten().filter(move |(k, _)| !known.contains(&k.as_str()))
+            }
+            if blocks.iter().any(|b| unknown(b).next().is_some()) {
+                let blocks =
+                    blocks.iter().map(|b| Value::Object(unknown(b).map(|(k, v)| (k.clone(), v.clone())).collect()));
+                rec.extra.insert("content", Value::Array(blocks.collect()));
             }
             out.push(rec);
         }
@@ -388,10 +395,11 @@ impl Decode for Decoder {
                         // message's block at the event's index does.
                         let named = match &ev["toolCall"] {
                             Value::Object(_) => ev["toolCall"].clone(),
-                            _ => {
-                                let p = partial.take().map_or_else(|| ev["partial"].clone(), Member::into_value);
-                                index.map_or(Value::Null, |i| p["content"][i as usize].clone())
-                            }
+                            _ => match (partial.take(), index) {
+                                (Some(p), Some(i)) => block_of(p, i as usize),
+                                (None, Some(i)) => ev["partial"]["content"][i as usize].clone(),
+                                _ => Value::Null,
+                            },
                         };
                         out.push(own(Event::ToolDraft(ToolDraft {
                             id: named["id"].as_str().map(str::to_string),

@@ -63,3 +63,38 @@ fn canonical_output_is_a_fixed_point() {
         }
     }
 }
+
+/// A line without what agentgate derives from the input bytes (which differ between a stream
+/// and its canonical form): session and thread ids, the transcript digest.
+fn without_derived(mut v: serde_json::Value) -> serde_json::Value {
+    fn strip(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(o) => {
+                for k in ["session_id", "thread_id", "transcript_digest"] {
+                    o.shift_remove(k);
+                }
+                if o.get("type").is_some_and(|t| t == "session") {
+                    o.shift_remove("id");
+                }
+                o.values_mut().for_each(strip);
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    strip(&mut v);
+    v
+}
+
+#[test]
+fn through_canonical_to_another_dialect_gives_what_the_direct_translation_gives() {
+    for case in common::cases().iter().filter(|c| c.dialect != Dialect::Canonical) {
+        let canonical = common::translate(&case.input, case.dialect, Dialect::Canonical);
+        for target in Dialect::all().into_iter().filter(|t| *t != Dialect::Canonical) {
+            let direct = common::translate(&case.input, case.dialect, target);
+            let through = common::translate(canonical.as_bytes(), Dialect::Canonical, target);
+            let values = |s: &str| common::values(s).into_iter().map(without_derived).collect::<Vec<_>>();
+            assert_eq!(values(&through), values(&direct), "{} to {target} through canonical", case.path.display());
+        }
+    }
+}

@@ -21,6 +21,8 @@ struct Gathered {
     turns: u64,
     per_request_usage: bool,
     unknown: u64,
+    /// The dialect the run's first record came from: the source's, also through canonical.
+    origin: Option<Dialect>,
     /// Names of the calls refused for want of approval: the actions awaited.
     denied: Vec<String>,
 }
@@ -248,7 +250,7 @@ impl Encoder {
             // loom's `source` values form a closed list; a harness's own JSON event stream is
             // what agentgate reads, and `adapter` says which.
             source: Some("harness-json".into()),
-            adapter: ctx.source.map(|d| d.name().to_string()),
+            adapter: self.run.origin.or(ctx.source).map(|d| d.name().to_string()),
             model: ctx.model.clone(),
             models,
             turns,
@@ -398,6 +400,7 @@ impl Encode for Encoder {
             other => {
                 let run = &mut self.run;
                 run.any = true;
+                run.origin.get_or_insert(rec.origin);
                 match other {
                     Event::ToolCall(c) => run.calls.made(c.id.as_deref().unwrap_or_default(), &c.name),
                     Event::ToolResult(r) => {

@@ -90,7 +90,7 @@ fn without_derived(mut v: serde_json::Value) -> serde_json::Value {
 fn through_canonical_to_another_dialect_gives_what_the_direct_translation_gives() {
     for case in common::cases().iter().filter(|c| c.dialect != Dialect::Canonical) {
         let canonical = common::translate(&case.input, case.dialect, Dialect::Canonical);
-        for target in Dialect::all().into_iter().filter(|t| *t != Dialect::Canonical) {
+        for target in Dialect::all().filter(|t| *t != Dialect::Canonical) {
             let direct = common::translate(&case.input, case.dialect, target);
             let through = common::translate(canonical.as_bytes(), Dialect::Canonical, target);
             let values = |s: &str| common::values(s).into_iter().map(without_derived).collect::<Vec<_>>();

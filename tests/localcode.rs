@@ -293,3 +293,18 @@ fn text_given_whole_is_written_as_the_content_it_adds_to_what_was_streamed() {
         out.iter().filter(|l| l["type"] == "content").map(|l| l["chunk"].as_str().unwrap()).collect();
     assert_eq!(content, vec!["No FIXME left."]);
 }
+
+#[test]
+fn a_later_generation_stream_comes_back_byte_for_byte() {
+    let input = r#"{"type": "run_start", "schema_version": "1.0", "run_id": "r1", "localcode_version": "0.9"}
+{"type": "round_start", "round_idx": 0}
+{"type": "tool_call", "name": "read_file", "args": "a.py", "index": "0"}
+{"type": "tool_result", "name": "read_file", "args": "a.py", "index": "0", "result": "x=1", "error": "false"}
+{"type": "turn_tokens", "prompt_tokens": "100", "completion_tokens": "10", "total_tokens": "110"}
+{"type": "round_end", "round_idx": 0}
+{"type": "content", "chunk": "Done.", "chars": "5"}
+{"type": "turn_end", "completion_status": "completed", "loop_exit_reason": "completed"}
+{"type": "result", "status": "ok", "exit_code": 0, "reason": "completed", "final_text": "Done.", "tokens": {"prompt": 100, "completion": 10, "total": 110}}
+"#;
+    assert_eq!(common::translate(input.as_bytes(), Dialect::Localcode, Dialect::Localcode), input);
+}

@@ -264,7 +264,9 @@ impl Encoder {
             }
             Event::RoundEnd { .. } if own => emit(sink, &line("round_end", vec![], rec)),
             Event::Session(sess) if own && rec.extra.contains_key("schema_version") => {
-                let mut fields = Vec::new();
+                // In the order localcode writes them: the version first.
+                let mut fields: Vec<(&str, Field<'_>)> =
+                    rec.extra.get("schema_version").map(|v| ("schema_version", Field::Owned(v))).into_iter().collect();
                 if let Some(x) = &sess.run_id {
                     fields.push(("run_id", s(x)));
                 }

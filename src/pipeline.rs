@@ -137,6 +137,7 @@ pub fn translate_ending<R: Read, W: Write>(
                 }
                 Ok(None) => break,
                 Err(e) => {
+                    diag(Diagnostic { line: lines.number() + 1, message: format!("cannot read the input: {e}") });
                     stopped = Some(Stop::Read(e.to_string()));
                     break;
                 }

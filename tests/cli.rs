@@ -78,6 +78,26 @@ fn a_file_that_cannot_be_opened_is_named_and_exits_66() {
 }
 
 #[test]
+fn an_input_that_cannot_be_read_is_named_on_stderr_and_exits_74_after_the_terminal_record() {
+    // A directory opens but cannot be read, on the first line, while the dialect is detected
+    // and, with --from, while it is translated.
+    let dir = fixture("adal");
+    for from in [None, Some("adal")] {
+        let mut args = vec!["--to", "localcode"];
+        if let Some(f) = from {
+            args.extend(["--from", f]);
+        }
+        args.push(&dir);
+        let out = bin().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(74), "{from:?}");
+        let err = text(&out.stderr);
+        assert!(err.starts_with(&format!("agentgate: {dir}:1: cannot read the input: ")), "{from:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert_eq!(last_json(&out.stdout)["type"], "result");
+    }
+}
+
+#[test]
 fn detect_names_the_dialect_of_each_fixture_folder() {
     for (file, want) in [
         ("localcode/success.jsonl", "localcode"),

@@ -218,3 +218,18 @@ fn a_refusal_of_a_call_already_started_fails_that_call_without_starting_it_again
     let s = agentgate::summary::summarize(input.as_bytes(), "run", Some(Dialect::Adal), false);
     assert_eq!((s.tool_calls().calls, s.tool_calls().failed), (1, 1));
 }
+
+#[test]
+fn arguments_given_as_plain_text_are_json_text_when_they_hold_json_and_a_json_string_otherwise() {
+    let input = br#"{"type": "tool_start", "name": "write_file", "args": "{\"path\": \"a.py\"}", "index": "0"}
+{"type": "tool_start", "name": "read_file", "args": "src/config.py", "index": "1"}
+{"type": "result", "status": "ok", "exit_code": 0, "reason": "completed", "final_text": "", "tokens": {"prompt": 0, "completion": 0, "total": 0}}
+"#;
+    let out = common::values(&common::translate(input, Dialect::Localcode, Dialect::Wuu));
+    let args: Vec<&str> =
+        out.iter().filter(|l| l["type"] == "tool_started").map(|l| l["arguments"].as_str().unwrap()).collect();
+    assert_eq!(args, vec!["{\"path\": \"a.py\"}", "\"src/config.py\""]);
+    // Both parse, as wuu's readers parse them; the first is the object the text holds.
+    assert_eq!(serde_json::from_str::<Value>(args[0]).unwrap(), json!({"path": "a.py"}));
+    assert_eq!(serde_json::from_str::<Value>(args[1]).unwrap(), json!("src/config.py"));
+}

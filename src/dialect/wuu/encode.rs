@@ -70,15 +70,17 @@ fn v(x: impl Into<Value>) -> Field<'static> {
     Field::Owned(x.into())
 }
 
-/// Arguments as the JSON text wuu writes: the source's text when it was JSON already, the
-/// compact form of a value, and text that is not JSON as a JSON string, so that it parses —
-/// unless wuu itself wrote that text (`own`): then it goes back as it came.
+/// Arguments as the JSON text wuu writes: the source's text when it was JSON already (given as
+/// JSON text, or plain text that holds JSON, as adal and base-context read it too), the compact
+/// form of a value, and text that is not JSON as a JSON string, so that it parses — unless wuu
+/// itself wrote that text (`own`): then it goes back as it came.
 fn json_text(a: &Arguments, own: bool) -> Cow<'_, str> {
     if let Some(json) = a.json() {
         return json;
     }
     match &a.text {
         Some(t) if own => Cow::Borrowed(t),
+        Some(t) if serde_json::from_str::<serde::de::IgnoredAny>(t).is_ok() => Cow::Borrowed(t),
         Some(t) => {
             let mut out = Vec::with_capacity(t.len() + 2);
             crate::json::write_str(&mut out, t, Layout::Compact);

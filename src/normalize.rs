@@ -321,24 +321,7 @@ impl Normalizer {
                     (None, None, Some(name)) if !name.is_empty() => self.open.values().position(|c| c.name == name),
                     _ => None,
                 };
-                match found.and_then(|i| self.open.shift_remove_index(i)) {
-                    Some((id, call)) => {
-                        self.ctx.matched = true;
-                        r.id = Some(id);
-                        self.ctx.call = CallView {
-                            index: call.index,
-                            name: Some(call.name),
-                            arguments: call.arguments,
-                            output: (!call.output.is_empty()).then_some(call.output),
-                        };
-                    }
-                    None => {
-                        if r.id.is_none() {
-                            self.calls += 1;
-                            r.id = Some(format!("call-{}", self.calls));
-                        }
-                    }
-                }
+                self.answer(found, &mut r.id);
             }
             Event::ToolWithdrawn { id: Some(id) } => {
                 if let Some(call) = self.open.shift_remove(id) {
@@ -350,33 +333,14 @@ impl Normalizer {
                     Some(id) => self.open.get_index_of(id),
                     None => self.open.values().position(|c| c.name == d.name),
                 };
-                match found.and_then(|i| self.open.shift_remove_index(i)) {
-                    Some((id, call)) => {
-                        // The refusal answers a call already started: encoders close that
-                        // call rather than start it again, and a summary counts it once.
-                        self.ctx.matched = true;
-                        d.id = Some(id);
-                        self.ctx.call = CallView {
-                            index: call.index,
-                            name: Some(call.name),
-                            arguments: call.arguments,
-                            output: (!call.output.is_empty()).then_some(call.output),
-                        };
-                    }
-                    None => {
-                        // A refusal of a call not seen before is that call, made and refused:
-                        // it takes the next index of its round as a call would.
-                        if d.id.is_none() {
-                            self.calls += 1;
-                            d.id = Some(format!("call-{}", self.calls));
-                        }
-                        self.ctx.call = CallView {
-                            index: Some(self.round_calls),
-                            name: Some(d.name.clone()),
-                            ..CallView::default()
-                        };
-                        self.round_calls += 1;
-                    }
+                // A refusal answers a call already started, as a result does: encoders close
+                // that call rather than start it again, and a summary counts it once. One of a
+                // call not seen before is that call, made and refused: it takes the next index
+                // of its round as a call would.
+                if !self.answer(found, &mut d.id) {
+                    self.ctx.call =
+                        CallView { index: Some(self.round_calls), name: Some(d.name.clone()), ..CallView::default() };
+                    self.round_calls += 1;
                 }
             }
             Event::Usage(u) => self.account(u),
@@ -463,6 +427,32 @@ impl Normalizer {
         sink.report.synthesized("terminal");
         let origin = self.ctx.source.unwrap_or(Dialect::Canonical);
         self.process(Record::new(origin, Event::Terminal(t)), enc, sink);
+    }
+
+    /// Takes the open call at `found` as answered (a result, a refusal): the record gets its
+    /// id and the context its view. Without one, a record with no id gets the next `call-N`.
+    /// Whether a call was found.
+    fn answer(&mut self, found: Option<usize>, id: &mut Option<String>) -> bool {
+        match found.and_then(|i| self.open.shift_remove_index(i)) {
+            Some((call_id, call)) => {
+                self.ctx.matched = true;
+                *id = Some(call_id);
+                self.ctx.call = CallView {
+                    index: call.index,
+                    name: Some(call.name),
+                    arguments: call.arguments,
+                    output: (!call.output.is_empty()).then_some(call.output),
+                };
+                true
+            }
+            None => {
+                if id.is_none() {
+                    self.calls += 1;
+                    *id = Some(format!("call-{}", self.calls));
+                }
+                false
+            }
+        }
     }
 
     fn account(&mut self, u: &Usage) {

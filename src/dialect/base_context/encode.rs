@@ -792,6 +792,12 @@ impl Encode for Encoder {
             Event::ToolDraft(d) => {
                 // A call whose arguments stream: its block starts (once) and takes the deltas;
                 // the call itself ends it.
+                if d.id.is_none() && self.msg.as_ref().and_then(|m| m.draft).is_none() {
+                    // A draft that names no call (localcode's preview: the call gets its id only
+                    // when it is made) has no block to stream into; the call starts it.
+                    sink.report.dropped_kind(rec.event.kind());
+                    return Fate::Dropped;
+                }
                 self.ensure_message(ctx, sink);
                 self.end_block(ctx, sink);
                 let m = self.msg.as_mut().expect("ensured");
@@ -803,8 +809,6 @@ impl Encode for Encoder {
                 let i = match open {
                     Some(i) => i,
                     None if d.id.is_none() => {
-                        // A draft that names no call (localcode's preview: the call gets its id
-                        // only when it is made) has no block to stream into; the call starts it.
                         sink.report.dropped_kind(rec.event.kind());
                         return Fate::Dropped;
                     }

@@ -369,9 +369,14 @@ fn what_a_tool_said_beside_its_output_comes_back_from_base_context_to_itself() {
     assert_eq!(end["result"]["details"], serde_json::json!({"exitCode": 0, "truncated": false}));
     let message = out.iter().find(|l| l["type"] == "message_end" && l["message"]["role"] == "toolResult").unwrap();
     assert_eq!(message["message"]["details"], serde_json::json!({"exitCode": 0, "truncated": false}));
-    // Without details, the event has an empty object and the message none, as before.
+    // Without details, neither the event nor the message has them, as the source had none;
+    // from another dialect the event has an empty object.
     let plain = encode(&fixture("success.jsonl"), Dialect::BaseContext, false);
     let end = plain.iter().find(|l| l["type"] == "tool_execution_end").unwrap();
+    assert!(end["result"].get("details").is_none(), "{end}");
+    let adal = std::fs::read(common::fixtures().join("adal/success.jsonl")).unwrap();
+    let foreign = encode(&adal, Dialect::Adal, false);
+    let end = foreign.iter().find(|l| l["type"] == "tool_execution_end").unwrap();
     assert_eq!(end["result"]["details"], serde_json::json!({}));
     let message = plain.iter().find(|l| l["type"] == "message_end" && l["message"]["role"] == "toolResult").unwrap();
     assert!(message["message"].get("details").is_none());

@@ -577,7 +577,7 @@ impl Encoder {
     /// as JSON text: the output (most of the bytes) is copied as it was read where its escapes
     /// are the ones written here, and written once for both lines.
     fn tool_end(&mut self, ctx: &Context, sink: &mut Sink<'_>, id: &str, name: &str, end: Ended<'_>) {
-        let Ended { output, failed, details } = end;
+        let Ended { output, failed, details, bare } = end;
         self.exec_start(ctx, sink, id, name);
         self.started.shift_remove(id);
         // The content and the call, as both lines say them.
@@ -592,10 +592,13 @@ impl Encoder {
         out.extend_from_slice(&call);
         out.extend_from_slice(b",\"result\":{\"content\":");
         out.extend_from_slice(&content);
-        out.extend_from_slice(b",\"details\":");
-        match details {
-            Some(d) => write_value(out, d, Layout::Compact),
-            None => out.extend_from_slice(b"{}"),
+        match (details, bare) {
+            (Some(d), _) => {
+                out.extend_from_slice(b",\"details\":");
+                write_value(out, d, Layout::Compact);
+            }
+            (None, true) => {}
+            (None, false) => out.extend_from_slice(b",\"details\":{}"),
         }
         out.extend_from_slice(b"},\"isError\":");
         out.extend_from_slice(failed);
@@ -667,11 +670,14 @@ impl Encoder {
 }
 
 /// How a tool call ended: its output, whether it failed, and the `details` a base-context
-/// source's tool gave (`{}` in `tool_execution_end` and none in the toolResult message without).
+/// source's tool gave (without: `{}` in `tool_execution_end` from another dialect, none from
+/// base-context itself, and none in the toolResult message).
 struct Ended<'a> {
     output: &'a Text,
     failed: bool,
     details: Option<&'a Value>,
+    /// A base-context source's result that had no details: none is written.
+    bare: bool,
 }
 
 /// Member `key` of the extra members a base-context source gave the record (see its decoder);
@@ -902,14 +908,21 @@ impl Encode for Encoder {
                 };
                 let details = source_said(rec, "details");
                 let failed = r.status != ToolStatus::Completed;
-                self.tool_end(ctx, sink, &id, &name, Ended { output, failed, details: details.as_ref() });
+                let end = Ended { output, failed, details: details.as_ref(), bare: own && details.is_none() };
+                self.tool_end(ctx, sink, &id, &name, end);
             }
             Event::PermissionDenied(d) => {
                 // A blocked call still has a start and an end, with isError, as the agent does.
                 let id = d.id.clone().unwrap_or_default();
                 let why = format!("permission denied: {}", d.reason.as_deref().unwrap_or("approval required"));
                 let why = Text::from(why);
-                self.tool_end(ctx, sink, &id, &d.name, Ended { output: &why, failed: true, details: None });
+                self.tool_end(
+                    ctx,
+                    sink,
+                    &id,
+                    &d.name,
+                    Ended { output: &why, failed: true, details: None, bare: false },
+                );
             }
             Event::Usage(u) => {
                 // Usage belongs on an assistant message whose end is not out yet: after one

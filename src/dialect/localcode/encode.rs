@@ -86,21 +86,6 @@ fn digits(n: u64) -> Field<'static> {
     Field::Digits(n)
 }
 
-impl Encoder {
-    /// Text given whole, written as localcode streams text: a `stream_start` unless the answer
-    /// is already streaming, then `content` chunks of at most the contract's length.
-    fn stream(&mut self, text: &str, rec: &Record, sink: &mut Sink<'_>) {
-        if !self.streaming {
-            sink.report.synthesized("stream_start");
-            emit(sink, &line("stream_start", vec![], rec));
-        }
-        for piece in split_chars(text, self.limit("content", "chunk")) {
-            emit(sink, &line("content", [("chunk", s(piece)), ("chars", digits(char_len(piece)))], rec));
-        }
-        self.streaming = true;
-    }
-}
-
 impl Encode for Encoder {
     fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
         let fate = self.write(rec, ctx, sink);
@@ -121,6 +106,20 @@ impl Encode for Encoder {
 }
 
 impl Encoder {
+    /// Text given whole, written as localcode streams text: a `stream_start` unless the answer
+    /// is already streaming, then `content` chunks of at most the contract's length.
+    fn stream(&mut self, text: &str, rec: &Record, sink: &mut Sink<'_>) {
+        if !self.streaming {
+            sink.report.synthesized("stream_start");
+            emit(sink, &line("stream_start", vec![], rec));
+        }
+        for piece in split_chars(text, self.limit("content", "chunk")) {
+            emit(sink, &line("content", [("chunk", s(piece)), ("chars", digits(char_len(piece)))], rec));
+        }
+        self.streaming = true;
+    }
+
+    /// One record's lines (see [`Encode::encode`], which notes whether the last was text).
     fn write(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
         let own = rec.origin == Dialect::Localcode;
         match &rec.event {
@@ -154,7 +153,6 @@ impl Encoder {
             Event::TextStart => {
                 emit(sink, &line("stream_start", vec![], rec));
                 self.streaming = true;
-                return Fate::Written;
             }
             Event::TextReplace { text } | Event::TextEnd { text: Some(text) } if ctx.extends.is_some() => {
                 // localcode only appends: a replacement that extends the text streamed (a
@@ -165,7 +163,6 @@ impl Encoder {
                     return Fate::Absorbed;
                 }
                 self.stream(new, rec, sink);
-                return Fate::Written;
             }
             Event::TextDelta { text, chars } => {
                 // Longer text is split over several content events: nothing is cut.
@@ -176,7 +173,6 @@ impl Encoder {
                     emit(sink, &line("content", [("chunk", s(piece)), ("chars", digits(n))], rec));
                 }
                 self.streaming = true;
-                return Fate::Written;
             }
             Event::ToolDraft(d) => {
                 let snippet = d.snippet.as_deref().or(d.delta.as_deref()).unwrap_or("");

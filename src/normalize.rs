@@ -244,6 +244,17 @@ impl Normalizer {
             self.snapshots.clear();
             self.ctx.turn_totals = Tokens::default();
         }
+        // Whether a turn has ended with nothing of another since (for a final answer's recap).
+        match &rec.event {
+            Event::TurnEnd { .. } => self.turn_closed = true,
+            Event::TurnStart { .. }
+            | Event::TextStart
+            | Event::TextDelta { .. }
+            | Event::TextReplace { .. }
+            | Event::TextEnd { text: Some(_) }
+            | Event::ToolCall(_) => self.turn_closed = false,
+            _ => {}
+        }
         match &mut rec.event {
             Event::Session(s) => {
                 if self.ctx.session_id.is_none() {
@@ -258,29 +269,19 @@ impl Normalizer {
                 self.ctx.turn_totals = Tokens::default();
                 self.round_calls = 0;
                 self.message_text.clear();
-                self.turn_closed = false;
             }
             Event::TurnEnd { .. } => {
                 self.round_calls = 0;
                 self.turn_ended = true;
-                self.turn_closed = true;
             }
             Event::RoundStart { .. } | Event::RoundEnd { .. } => self.round_calls = 0,
-            Event::TextStart => {
-                self.message_text.clear();
-                self.turn_closed = false;
-            }
-            Event::TextDelta { text, .. } => {
-                self.message_text.push_str(text);
-                self.turn_closed = false;
-            }
+            Event::TextStart => self.message_text.clear(),
+            Event::TextDelta { text, .. } => self.message_text.push_str(text),
             Event::TextReplace { text } | Event::TextEnd { text: Some(text) } => {
                 self.ctx.extends = text.starts_with(self.message_text.as_str()).then_some(self.message_text.len());
                 self.message_text.clone_from(text);
-                self.turn_closed = false;
             }
             Event::ToolCall(call) => {
-                self.turn_closed = false;
                 self.calls += 1;
                 let id = call.id.get_or_insert_with(|| format!("call-{}", self.calls)).clone();
                 let index = call.index.unwrap_or(self.round_calls);

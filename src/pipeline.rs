@@ -137,8 +137,7 @@ pub fn translate_ending<R: Read, W: Write>(
                 }
                 Ok(None) => break,
                 Err(e) => {
-                    diag(Diagnostic { line: lines.number() + 1, message: format!("cannot read the input: {e}") });
-                    stopped = Some(Stop::Read(e.to_string()));
+                    stopped = Some(read_failed(&e, &lines, diag));
                     break;
                 }
             }
@@ -169,8 +168,7 @@ pub fn translate_ending<R: Read, W: Write>(
             Ok(true) => {}
             Ok(false) => break,
             Err(e) => {
-                diag(Diagnostic { line: lines.number() + 1, message: format!("cannot read the input: {e}") });
-                stopped = Some(Stop::Read(e.to_string()));
+                stopped = Some(read_failed(&e, &lines, diag));
                 break;
             }
         }
@@ -194,6 +192,12 @@ pub fn translate_ending<R: Read, W: Write>(
     run.flush(output, true)?;
     let outcome = run.norm.outcome();
     Ok(Summary { report: run.report, source, stopped, outcome, terminal_in_stream })
+}
+
+/// An input that failed to read: said on its next line, and the run stops for it.
+fn read_failed<R: Read>(e: &io::Error, lines: &Lines<R>, diag: &mut dyn FnMut(Diagnostic)) -> Stop {
+    diag(Diagnostic { line: lines.number() + 1, message: format!("cannot read the input: {e}") });
+    Stop::Read(e.to_string())
 }
 
 /// The state of one translation between lines.

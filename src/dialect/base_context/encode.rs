@@ -37,6 +37,21 @@ struct Message {
     meta: Meta,
 }
 
+impl Message {
+    fn new(state: State, id: u64, meta: Meta) -> Message {
+        Message {
+            content: Vec::new(),
+            usage: Tokens::default(),
+            open_block: None,
+            draft: None,
+            members: Vec::new(),
+            state,
+            id,
+            meta,
+        }
+    }
+}
+
 /// What a base-context source said of an assistant message's origin (the first record of the
 /// message's content carries them as extra members); "unknown", the run's model and the
 /// fixed time stand for what it did not say.
@@ -362,16 +377,7 @@ impl Encoder {
         self.ensure_round(ctx, sink);
         if self.msg.is_none() {
             self.messages += 1;
-            let m = Message {
-                content: Vec::new(),
-                usage: Tokens::default(),
-                open_block: None,
-                draft: None,
-                members: Vec::new(),
-                state: State::Open,
-                id: self.messages,
-                meta: self.next_meta.take().unwrap_or_default(),
-            };
+            let m = Message::new(State::Open, self.messages, self.next_meta.take().unwrap_or_default());
             let snapshot = self.assistant(&m, ctx, "stop", None);
             self.msg = Some(m);
             let mut pairs = vec![("type", json!("message_start"))];
@@ -447,6 +453,21 @@ impl Encoder {
         );
     }
 
+    /// Adds a toolCall block to the message and says so (`toolcall_start`, naming the call in
+    /// the delta form); its index.
+    fn start_call_block(&mut self, ctx: &Context, sink: &mut Sink<'_>, block: Value) -> usize {
+        let m = self.msg.as_mut().expect("a message is open");
+        let named = json!({"id": block["id"], "name": block["name"]});
+        m.content.push(block);
+        let i = m.content.len() - 1;
+        let mut ev = vec![("type", json!("toolcall_start")), ("contentIndex", json!(i))];
+        if self.deltas {
+            ev.push(("toolCall", named));
+        }
+        self.update(ctx, sink, ev);
+        i
+    }
+
     fn append(&mut self, ctx: &Context, sink: &mut Sink<'_>, kind: &str, text: &str) {
         let i = self.block(ctx, sink, kind);
         let field = if kind == "text" { "text" } else { "thinking" };
@@ -505,16 +526,7 @@ impl Encoder {
             (Some(_), Some(m)) => m,
             _ => {
                 // A round without an assistant message: an empty one stands for it.
-                let m = Message {
-                    content: Vec::new(),
-                    usage: Tokens::default(),
-                    open_block: None,
-                    draft: None,
-                    members: Vec::new(),
-                    state: State::Written,
-                    id: 0,
-                    meta: Meta::default(),
-                };
+                let m = Message::new(State::Written, 0, Meta::default());
                 self.assistant(&m, ctx, "stop", None)
             }
         };
@@ -798,7 +810,12 @@ impl Encode for Encoder {
             Event::ToolDraft(d) => {
                 // A call whose arguments stream: its block starts (once) and takes the deltas;
                 // the call itself ends it.
-                if d.id.is_none() && self.msg.as_ref().and_then(|m| m.draft).is_none() {
+                let open = self.msg.as_ref().and_then(|m| {
+                    let i = m.draft?;
+                    let same = |k: &str, v: &Option<String>| v.as_deref().is_some_and(|v| m.content[i][k] == v);
+                    (d.delta.is_some() || same("id", &d.id) || (d.id.is_none() && same("name", &d.name))).then_some(i)
+                });
+                if open.is_none() && d.id.is_none() {
                     // A draft that names no call (localcode's preview: the call gets its id only
                     // when it is made) has no block to stream into; the call starts it.
                     sink.report.dropped_kind(rec.event.kind());
@@ -806,28 +823,16 @@ impl Encode for Encoder {
                 }
                 self.ensure_message(ctx, sink);
                 self.end_block(ctx, sink);
-                let m = self.msg.as_mut().expect("ensured");
-                let open = m.draft.filter(|&i| {
-                    let block = &m.content[i];
-                    let same = |k: &str, v: &Option<String>| v.as_deref().is_some_and(|v| block[k] == v);
-                    d.delta.is_some() || same("id", &d.id) || (d.id.is_none() && same("name", &d.name))
-                });
                 let i = match open {
                     Some(i) => i,
-                    None if d.id.is_none() => {
-                        sink.report.dropped_kind(rec.event.kind());
-                        return Fate::Dropped;
-                    }
                     None => {
-                        let (id, name) = (d.id.clone().unwrap_or_default(), d.name.clone().unwrap_or_default());
-                        m.content.push(json!({"type": "toolCall", "id": id, "name": name, "arguments": {}}));
-                        let i = m.content.len() - 1;
-                        m.draft = Some(i);
-                        let mut ev = vec![("type", json!("toolcall_start")), ("contentIndex", json!(i))];
-                        if self.deltas {
-                            ev.push(("toolCall", json!({"id": id, "name": name})));
-                        }
-                        self.update(ctx, sink, ev);
+                        let (id, name) = (d.id.as_deref().unwrap_or_default(), d.name.as_deref().unwrap_or_default());
+                        let i = self.start_call_block(
+                            ctx,
+                            sink,
+                            json!({"type": "toolCall", "id": id, "name": name, "arguments": {}}),
+                        );
+                        self.msg.as_mut().expect("ensured").draft = Some(i);
                         i
                     }
                 };
@@ -854,16 +859,7 @@ impl Encode for Encoder {
                         m.content[i] = block.clone();
                         i
                     }
-                    None => {
-                        m.content.push(block.clone());
-                        let i = m.content.len() - 1;
-                        let start =
-                            if self.deltas { vec![("toolCall", json!({"id": id, "name": c.name}))] } else { vec![] };
-                        let mut ev = vec![("type", json!("toolcall_start")), ("contentIndex", json!(i))];
-                        ev.extend(start);
-                        self.update(ctx, sink, ev);
-                        i
-                    }
+                    None => self.start_call_block(ctx, sink, block.clone()),
                 };
                 self.update(
                     ctx,
@@ -1065,19 +1061,11 @@ mod tests {
         let mut enc =
             Encoder::new(&EncodeOptions { source_date_epoch: Some(1_700_000_000), ..EncodeOptions::default() });
         enc.epoch_ms = 1_700_000_000_123;
-        let mut m = Message {
-            content: vec![
-                json!({"type": "text", "text": "a \"quoted\" <line>\n"}),
-                json!({"type": "toolCall", "id": "t1", "name": "sh", "arguments": {"z": 1, "a": [true, null]}}),
-            ],
-            usage: Tokens::default(),
-            open_block: None,
-            draft: None,
-            members: Vec::new(),
-            state: State::Open,
-            id: 3,
-            meta: Meta::default(),
-        };
+        let mut m = Message::new(State::Open, 3, Meta::default());
+        m.content = vec![
+            json!({"type": "text", "text": "a \"quoted\" <line>\n"}),
+            json!({"type": "toolCall", "id": "t1", "name": "sh", "arguments": {"z": 1, "a": [true, null]}}),
+        ];
         let usages = [
             Tokens { input: Some(100), output: Some(7), cache_read: Some(40), ..Tokens::default() },
             Tokens::default(),

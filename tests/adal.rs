@@ -80,6 +80,39 @@ fn a_run_stopped_for_approval_names_the_call_it_stopped_at() {
 }
 
 #[test]
+fn a_run_stopped_for_approval_at_a_call_that_failed_names_that_call() {
+    // wuu reports a refused call as a failed one, then the run's permission_denied: adal's
+    // exit code 2 comes with the permission_denied that names the call, after its result.
+    let input = concat!(
+        r#"{"thread_id":"t","turn_id":"u","type":"turn_started"}"#,
+        "\n",
+        r#"{"arguments":"{\"command\":\"rm -rf dist\"}","item_id":"i1","name":"bash","thread_id":"t","turn_id":"u","type":"tool_started"}"#,
+        "\n",
+        r#"{"error":"permission denied","item_id":"i1","name":"bash","status":"failed","thread_id":"t","turn_id":"u","type":"tool_completed"}"#,
+        "\n",
+        r#"{"error":"permission denied: bash rm -rf dist","final_message":"","run_id":"r","status":"permission_denied","thread_id":"t","trace_path":"","turn_id":"u","type":"result"}"#,
+        "\n",
+    );
+    let out = common::values(&common::translate(input.as_bytes(), Dialect::Wuu, Dialect::Adal));
+    assert_eq!(kinds(&out), vec!["tool_call", "tool_result", "permission_denied", "complete"]);
+    assert_eq!(
+        out[2],
+        json!({"type": "permission_denied", "id": "i1", "name": "bash", "args": {"command": "rm -rf dist"}, "reason": "permission denied: bash rm -rf dist"})
+    );
+    assert_eq!(out[3]["exit_code"], 2);
+
+    // A failed call followed by one that completed: the run did not stop at a call.
+    let out = to_adal(&[
+        json!({"v": 1, "type": "tool_call", "id": "a", "name": "bash", "arguments": {}}),
+        json!({"v": 1, "type": "tool_result", "id": "a", "status": "failed", "output": "no"}),
+        json!({"v": 1, "type": "tool_call", "id": "b", "name": "read_file", "arguments": {}}),
+        json!({"v": 1, "type": "tool_result", "id": "b", "status": "completed", "output": "ok"}),
+        json!({"v": 1, "type": "terminal", "outcome": "permission_denied"}),
+    ]);
+    assert!(!kinds(&out).contains(&"permission_denied"), "{out:?}");
+}
+
+#[test]
 fn a_failed_run_says_why_in_an_error_event_before_complete() {
     let out =
         to_adal(&[json!({"v": 1, "type": "terminal", "outcome": "failed", "error": "auth failed: token expired"})]);

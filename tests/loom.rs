@@ -178,3 +178,25 @@ fn a_count_past_the_largest_integer_leaves_the_session_to_its_projection_error()
     let problems = Dialect::Loom.contract().check_line(&out[0]);
     assert!(problems.is_empty(), "{problems:?}");
 }
+
+#[test]
+fn a_run_stopped_for_approval_awaits_the_call_it_stopped_at() {
+    // No refusal record names the call: the Approval line names the last call, which was left
+    // unanswered (localcode) or answered as failed (wuu's refused call).
+    let wuu = concat!(
+        r#"{"arguments":"{}","item_id":"i1","name":"bash","thread_id":"t","turn_id":"u","type":"tool_started"}"#,
+        "\n",
+        r#"{"error":"permission denied","item_id":"i1","name":"bash","status":"failed","thread_id":"t","turn_id":"u","type":"tool_completed"}"#,
+        "\n",
+        r#"{"error":"permission denied","final_message":"","run_id":"r","status":"permission_denied","thread_id":"t","trace_path":"","turn_id":"u","type":"result"}"#,
+        "\n",
+    );
+    for (input, from) in
+        [(wuu.as_bytes().to_vec(), Dialect::Wuu), (fixture("localcode/permission-denied.jsonl"), Dialect::Localcode)]
+    {
+        let out = common::values(&common::translate(&input, from, Dialect::Loom));
+        let approval = &out[out.len() - 2];
+        assert_eq!(approval["kind"], "Approval", "{from:?}");
+        assert_eq!(approval["actions"], serde_json::json!(["bash"]), "{from:?}");
+    }
+}

@@ -16,6 +16,9 @@ struct LastCall {
     args: Vec<u8>,
     /// No result has answered it.
     open: bool,
+    /// A result said it failed: a run that then stopped for approval stopped at it (wuu
+    /// reports a refused call as a failed one, then the run's `permission_denied`).
+    failed: bool,
 }
 
 impl LastCall {
@@ -144,6 +147,7 @@ impl Encode for Encoder {
                 last.args.clear();
                 args_object(&c.arguments).write(&mut last.args, Layout::Compact);
                 last.open = true;
+                last.failed = false;
                 let args = last.json_args();
                 emit(
                     sink,
@@ -167,6 +171,7 @@ impl Encode for Encoder {
                 }
                 if self.last_call.id == id {
                     self.last_call.open = false;
+                    self.last_call.failed = r.status != ToolStatus::Completed;
                 }
                 let fields = vec![
                     ("id", Field::Str(&id)),
@@ -204,10 +209,11 @@ impl Encode for Encoder {
             }
             Event::Terminal(t) => {
                 if t.outcome == Outcome::PermissionDenied && !self.denied {
-                    // adal reports a refusal as the call it stopped at: the last call left
-                    // unanswered, where the source did not name one. (With none, the run
-                    // still ends with exit_code 2.)
-                    if std::mem::take(&mut self.last_call.open) {
+                    // adal reports a refusal as the call it stopped at, where the source did
+                    // not name one: the last call, left unanswered or answered as failed.
+                    // (With none, the run still ends with exit_code 2.)
+                    let last = &mut self.last_call;
+                    if std::mem::take(&mut last.open) | std::mem::take(&mut last.failed) {
                         let last = &self.last_call;
                         // A notice that named this call says why, as the source's user saw it.
                         let noticed = self.refusal_notice.as_deref().and_then(|n| {

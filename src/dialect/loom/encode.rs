@@ -91,6 +91,13 @@ impl Calls {
         &mut self.by_id[id]
     }
 
+    /// The name of the last call, when it was left unanswered or answered as failed: the
+    /// call a run that stopped for approval, naming none, stopped at.
+    fn stopped_at(&self) -> Option<&str> {
+        let (_, m) = self.by_id.last()?;
+        (!m.answered || m.error).then(|| self.names.get_index(m.name).map_or("", |n| n))
+    }
+
     fn iter(&self) -> impl Iterator<Item = CallRef<'_>> {
         self.by_id.iter().map(|(id, m)| CallRef {
             id,
@@ -341,7 +348,11 @@ impl Encode for Encoder {
                 }
                 if t.outcome == Outcome::PermissionDenied && !self.approval_written {
                     sink.report.synthesized("Approval");
-                    emit(sink, "Approval", vec![("actions", Field::Owned(Value::from(self.run.denied.clone())))], None);
+                    let mut actions = self.run.denied.clone();
+                    if actions.is_empty() {
+                        actions.extend(self.run.calls.stopped_at().map(str::to_string));
+                    }
+                    emit(sink, "Approval", vec![("actions", Field::Owned(Value::from(actions)))], None);
                 }
                 emit(sink, "Terminal", owned(self.terminal_fields(t)), extra);
             }

@@ -308,3 +308,25 @@ fn a_later_generation_stream_comes_back_byte_for_byte() {
 "#;
     assert_eq!(common::translate(input.as_bytes(), Dialect::Localcode, Dialect::Localcode), input);
 }
+
+#[test]
+fn a_run_error_said_only_in_the_terminal_record_is_an_error_event_before_result() {
+    let fixture = |name: &str| std::fs::read(common::fixtures().join(name)).unwrap();
+    let errors = |out: &[Value]| -> Vec<String> {
+        out.iter().filter(|l| l["type"] == "error").map(|l| l["message"].as_str().unwrap().to_string()).collect()
+    };
+    // loom says why a run failed only in its Terminal.
+    let out = common::values(&common::translate(&fixture("loom/failed.jsonl"), Dialect::Loom, Dialect::Localcode));
+    let kinds: Vec<&str> = out.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, vec!["error", "result"]);
+    assert!(errors(&out)[0].starts_with("CODEX_HOME is the relative path empty"), "{out:?}");
+
+    // wuu says it in turn_failed and again in its result: one error event.
+    let out = common::values(&common::translate(&fixture("wuu/turn-failed.jsonl"), Dialect::Wuu, Dialect::Localcode));
+    assert_eq!(errors(&out), vec!["provider error: 503 upstream unavailable"]);
+
+    // Cut to the error event's limit, like any other.
+    let out = to_localcode(&[json!({"v": 1, "type": "terminal", "outcome": "failed", "error": "x".repeat(300)})]);
+    assert_eq!(errors(&out), vec!["x".repeat(240)]);
+    assert_eq!(out.last().unwrap()["type"], "result");
+}

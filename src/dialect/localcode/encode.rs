@@ -17,11 +17,19 @@ pub struct Encoder {
     /// The last line written was a `stream_start` or a `content`: text written now belongs to
     /// the same streamed answer.
     streaming: bool,
+    /// The message of the last `error` written: a run's error that it already said is not
+    /// said again before `result`.
+    last_error: Option<String>,
 }
 
 impl Encoder {
     pub fn new() -> Self {
-        Encoder { contract: Dialect::Localcode.contract(), reasoning: String::new(), streaming: false }
+        Encoder {
+            contract: Dialect::Localcode.contract(),
+            reasoning: String::new(),
+            streaming: false,
+            last_error: None,
+        }
     }
 
     fn limit(&self, kind: &str, field: &str) -> usize {
@@ -242,6 +250,7 @@ impl Encoder {
             Event::Error { message, .. } => {
                 let v = self.fit("error", "message", message, sink);
                 emit(sink, &line("error", [("message", v)], rec));
+                self.last_error = Some(message.clone());
             }
             Event::TurnEnd { status, reason, .. } if own && (status.is_some() || reason.is_some()) => {
                 let mut fields = Vec::new();
@@ -279,6 +288,15 @@ impl Encoder {
             }
             Event::FinalAnswer { .. } => return Fate::Absorbed,
             Event::Terminal(t) => {
+                // result has no field for the run's error: the error event that ends the turn
+                // says it, where the source said it only in its terminal record (loom's
+                // Terminal, wuu's result).
+                if let Some(e) = t.error.as_deref().filter(|e| !e.is_empty() && self.last_error.as_deref() != Some(*e))
+                {
+                    sink.report.synthesized("error");
+                    let v = self.fit("error", "message", e, sink);
+                    emit(sink, &build_line(self.contract, "error", [("message", v)], None));
+                }
                 let c = self.contract;
                 let outcome = t.outcome;
                 let status = c.outcome_str(outcome, "status").unwrap_or("incomplete");

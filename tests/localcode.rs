@@ -125,6 +125,14 @@ fn every_status_word_of_the_notes_is_read() {
         let line = format!("{{\"type\": \"result\", \"status\": \"{status}\", \"exit_code\": {code}, \"reason\": \"r\", \"final_text\": \"\", \"tokens\": {{\"prompt\": 0, \"completion\": 0, \"total\": 0}}}}\n");
         let out = common::values(&common::translate(line.as_bytes(), Dialect::Localcode, Dialect::Canonical));
         assert_eq!(out.last().unwrap()["outcome"], outcome, "{status}/{code}");
+        // And localcode gets back the word it wrote, also through canonical.
+        assert_eq!(common::translate(line.as_bytes(), Dialect::Localcode, Dialect::Localcode), line, "{status}/{code}");
+        let canonical = common::translate(line.as_bytes(), Dialect::Localcode, Dialect::Canonical);
+        assert_eq!(
+            common::translate(canonical.as_bytes(), Dialect::Canonical, Dialect::Localcode),
+            line,
+            "{status}/{code} via canonical"
+        );
     }
 }
 

@@ -160,6 +160,11 @@ impl Decode for Decoder {
                 if let Some(why) = self.disagreement(&status, exit_code) {
                     out.warn(why);
                 }
+                // A status word the encoder would not write for this outcome (the notes' `error`,
+                // `timeout`, `interrupted`) is kept, so that localcode gets it back.
+                if status != self.contract.outcome_str(outcome, "status").unwrap_or("incomplete") {
+                    m.insert("status", Value::String(status));
+                }
                 let mut t = Terminal::new(outcome);
                 t.exit_code = exit_code;
                 t.reason = reason;

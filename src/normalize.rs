@@ -77,6 +77,9 @@ pub struct Context {
     pub turn_totals: Tokens,
     /// For a tool result: whether it answers a call seen earlier in the stream.
     pub matched: bool,
+    /// For a refusal: the call it names was already answered, as failed (wuu reports a refused
+    /// call as a failed one): the call has ended, and the refusal only says why the run stops.
+    pub answered: bool,
     /// For a final answer: whether it needs no message of its own in a target that writes
     /// answers as message text: its text is what the last message streamed, or it came after
     /// its turn had ended (a recap, as wuu's result and localcode's result give it).
@@ -129,6 +132,16 @@ pub struct CallView {
     pub output: Option<Text>,
 }
 
+/// A call answered as failed, in buffers reused from call to call.
+#[derive(Default)]
+struct FailedCall {
+    id: String,
+    index: Option<u64>,
+    name: String,
+    /// Whether it is the last call answered (a call answered since lets it go).
+    held: bool,
+}
+
 struct OpenCall {
     index: Option<u64>,
     name: String,
@@ -150,6 +163,8 @@ pub struct Normalizer {
     final_answer: Option<String>,
     message_text: String,
     last_error: Option<String>,
+    /// The last call answered as failed, which a refusal may name after the fact.
+    last_failed: FailedCall,
     terminal_done: bool,
     outcome: Option<Outcome>,
     /// The last record ended a turn: the next one starts the turn figures afresh.
@@ -172,6 +187,7 @@ impl Normalizer {
             final_answer: None,
             message_text: String::new(),
             last_error: None,
+            last_failed: FailedCall::default(),
             terminal_done: false,
             outcome: None,
             turn_ended: false,
@@ -236,6 +252,7 @@ impl Normalizer {
         }
         self.ctx.delta = Tokens::default();
         self.ctx.matched = false;
+        self.ctx.answered = false;
         self.ctx.answer_streamed = false;
         self.ctx.extends = None;
         self.ctx.call = CallView::default();
@@ -322,7 +339,16 @@ impl Normalizer {
                     (None, None, Some(name)) if !name.is_empty() => self.open.values().position(|c| c.name == name),
                     _ => None,
                 };
-                self.answer(found, &mut r.id);
+                let matched = self.answer(found, &mut r.id);
+                let last = &mut self.last_failed;
+                last.held = matched && r.status != ToolStatus::Completed;
+                if last.held {
+                    last.id.clear();
+                    last.id.push_str(r.id.as_deref().unwrap_or_default());
+                    last.index = self.ctx.call.index;
+                    last.name.clear();
+                    last.name.push_str(self.ctx.call.name.as_deref().unwrap_or_default());
+                }
             }
             Event::ToolWithdrawn { id: Some(id) } => {
                 if let Some(call) = self.open.shift_remove(id) {
@@ -338,7 +364,14 @@ impl Normalizer {
                 // that call rather than start it again, and a summary counts it once. One of a
                 // call not seen before is that call, made and refused: it takes the next index
                 // of its round as a call would.
-                if !self.answer(found, &mut d.id) {
+                let last = &mut self.last_failed;
+                if found.is_none() && last.held && d.id.as_deref() == Some(last.id.as_str()) {
+                    last.held = false;
+                    self.ctx.matched = true;
+                    self.ctx.answered = true;
+                    self.ctx.call =
+                        CallView { index: last.index, name: Some(last.name.clone()), ..CallView::default() };
+                } else if !self.answer(found, &mut d.id) {
                     self.ctx.call =
                         CallView { index: Some(self.round_calls), name: Some(d.name.clone()), ..CallView::default() };
                     self.round_calls += 1;

@@ -177,7 +177,8 @@ impl Encode for Gather {
                 let name = r.name.clone().or_else(|| ctx.call.name.clone()).unwrap_or_default();
                 self.tool(&name, u64::from(!ctx.matched), u64::from(r.status != ToolStatus::Completed));
             }
-            Event::PermissionDenied(d) => self.tool(&d.name, u64::from(!ctx.matched), 1),
+            // A refusal of a call already answered as failed was counted with that answer.
+            Event::PermissionDenied(d) => self.tool(&d.name, u64::from(!ctx.matched), u64::from(!ctx.answered)),
             Event::Usage(u) => {
                 self.model(u.model.as_ref());
                 if u.scope == Scope::Round && u.basis == Basis::Delta && u.of.is_none() {

@@ -233,3 +233,64 @@ fn arguments_given_as_plain_text_are_json_text_when_they_hold_json_and_a_json_st
     assert_eq!(serde_json::from_str::<Value>(args[0]).unwrap(), json!({"path": "a.py"}));
     assert_eq!(serde_json::from_str::<Value>(args[1]).unwrap(), json!("src/config.py"));
 }
+
+/// wuu's refused call as adal writes it: the failed result, then the refusal of the same call.
+const REFUSED_AFTER_FAILING: &str = concat!(
+    r#"{"type":"tool_call","id":"p2","name":"bash","args":{"command":"./deploy.sh"}}"#,
+    "\n",
+    r#"{"type":"tool_result","id":"p2","name":"bash","status":"failed","output":"permission denied: needs approval"}"#,
+    "\n",
+    r#"{"type":"permission_denied","id":"p2","name":"bash","args":{"command":"./deploy.sh"},"reason":"permission denied: needs approval"}"#,
+    "\n",
+    r#"{"type":"complete","exit_code":2,"session_id":"s","model":"m"}"#,
+    "\n",
+);
+
+#[test]
+fn a_refusal_of_a_call_that_already_failed_ends_it_once() {
+    let translate = |to| common::values(&common::translate(REFUSED_AFTER_FAILING.as_bytes(), Dialect::Adal, to));
+    let count = |out: &[Value], key: &str, kind: &str| out.iter().filter(|l| l[key] == kind).count();
+
+    let wuu = translate(Dialect::Wuu);
+    assert_eq!((count(&wuu, "type", "tool_started"), count(&wuu, "type", "tool_completed")), (1, 1), "{wuu:?}");
+    let result = wuu.last().unwrap();
+    assert_eq!(
+        (&result["status"], &result["error"]),
+        (&json!("permission_denied"), &json!("permission denied: needs approval"))
+    );
+
+    let lc = translate(Dialect::Localcode);
+    assert_eq!((count(&lc, "type", "tool_start"), count(&lc, "type", "tool_result")), (1, 1), "{lc:?}");
+    // The notice says why once, not "permission denied: bash: permission denied: ...".
+    let notice = lc.iter().find(|l| l["type"] == "notice").unwrap();
+    assert_eq!(notice["text"], "permission denied: bash: needs approval");
+
+    let bc = translate(Dialect::BaseContext);
+    assert_eq!(
+        (count(&bc, "type", "tool_execution_start"), count(&bc, "type", "tool_execution_end")),
+        (1, 1),
+        "{bc:?}"
+    );
+
+    let s = agentgate::summary::summarize(REFUSED_AFTER_FAILING.as_bytes(), "run", Some(Dialect::Adal), false);
+    let t = s.tool_calls();
+    assert_eq!((t.calls, t.failed), (1, 1));
+}
+
+#[test]
+fn an_empty_model_or_provider_is_one_wuu_does_not_know() {
+    let input = concat!(
+        r#"{"model":"","provider":"","type":"session_configured","workspace_root":""}"#,
+        "\n",
+        r#"{"cwd":"","model":"","provider":"","thread_id":"t","type":"thread_started"}"#,
+        "\n",
+        r#"{"final_message":"ok","run_id":"","status":"completed","thread_id":"t","trace_path":"","turn_id":"","type":"result"}"#,
+        "\n",
+    );
+    let adal = common::values(&common::translate(input.as_bytes(), Dialect::Wuu, Dialect::Adal));
+    assert_eq!(adal.last().unwrap()["model"], Value::Null);
+    let s = agentgate::summary::summarize(input.as_bytes(), "run", Some(Dialect::Wuu), false);
+    assert!(s.models.is_empty(), "{:?}", s.models);
+    // And wuu gets its lines back as they were.
+    assert_eq!(common::translate(input.as_bytes(), Dialect::Wuu, Dialect::Wuu), input);
+}

@@ -343,6 +343,17 @@ impl Line<'_> {
     }
 }
 
+/// What a refusal says where a target writes it as text: `permission denied: <why>`, the why
+/// taken once (a reason that already says `permission denied: `, as one translated from such
+/// text does, is not prefixed again; the bare status word says no more than the prefix).
+pub(crate) fn refusal(reason: Option<&str>) -> String {
+    let why = reason
+        .map(|r| r.strip_prefix("permission denied: ").unwrap_or(r))
+        .filter(|r| !r.is_empty() && !matches!(*r, "permission_denied" | "permission denied"))
+        .unwrap_or("approval required");
+    format!("permission denied: {why}")
+}
+
 /// What a tool result writes as the call's output: its own, else the output streamed for the
 /// call, else its error; else nothing.
 pub(crate) fn tool_output<'a>(r: &'a crate::event::ToolResult, ctx: &'a Context) -> Field<'a> {

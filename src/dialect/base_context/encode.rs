@@ -3,7 +3,7 @@ use std::ops::Range;
 use indexmap::IndexMap;
 use serde_json::{json, Map, Value};
 
-use crate::dialect::{Dialect, Encode, EncodeOptions, Record, Sink};
+use crate::dialect::{refusal, Dialect, Encode, EncodeOptions, Record, Sink};
 use crate::event::{Arguments, Basis, Event, Outcome, Phase, Scope, Terminal, Text, Tokens, ToolStatus};
 use crate::extra::Extra;
 use crate::json::{write_line, write_str, write_value, Layout};
@@ -664,10 +664,7 @@ impl Encoder {
         match t.outcome {
             Outcome::Completed => ("stop", None),
             Outcome::Failed => ("error", Some(why.unwrap_or_else(|| "the run failed".into()))),
-            Outcome::PermissionDenied => (
-                "error",
-                Some(format!("permission denied: {}", t.reason.clone().unwrap_or_else(|| "approval required".into()))),
-            ),
+            Outcome::PermissionDenied => ("error", Some(refusal(t.error.as_deref().or(t.reason.as_deref())))),
             Outcome::Interrupted => ("aborted", Some(t.reason.clone().unwrap_or_else(|| "Request was aborted".into()))),
             Outcome::Timeout => (
                 "aborted",
@@ -908,9 +905,13 @@ impl Encode for Encoder {
                 self.tool_end(ctx, sink, &id, &name, end);
             }
             Event::PermissionDenied(d) => {
+                if ctx.answered {
+                    // The call already ended, with isError: the refusal only says why the run stops.
+                    return Fate::Absorbed;
+                }
                 // A blocked call still has a start and an end, with isError, as the agent does.
                 let id = d.id.clone().unwrap_or_default();
-                let why = format!("permission denied: {}", d.reason.as_deref().unwrap_or("approval required"));
+                let why = refusal(d.reason.as_deref());
                 let why = Text::from(why);
                 self.tool_end(
                     ctx,

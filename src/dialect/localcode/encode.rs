@@ -1,7 +1,7 @@
 use serde_json::{Map, Value};
 
 use crate::contract::Contract;
-use crate::dialect::{build_line, tool_output, Dialect, Encode, Line, Record, Sink};
+use crate::dialect::{build_line, refusal, tool_output, Dialect, Encode, Line, Record, Sink};
 use crate::event::{Basis, Event, ToolStatus};
 use crate::json::{char_len, cut_chars, split_chars, write_line, Field, Layout};
 use crate::normalize::Context;
@@ -225,7 +225,8 @@ impl Encoder {
                     let fields = [("name", Field::Str(&d.name)), ("args", args), ("index", index)];
                     emit(sink, &build_line(Dialect::Localcode.contract(), "tool_start", fields, None));
                 }
-                let why = d.reason.as_deref().unwrap_or("approval required");
+                let why = refusal(d.reason.as_deref());
+                let why = why.strip_prefix("permission denied: ").unwrap_or(&why);
                 emit(sink, &line("notice", [("text", owned(format!("permission denied: {}: {why}", d.name)))], rec));
             }
             Event::Usage(u) => {

@@ -105,6 +105,12 @@ impl Default for Decoder {
     }
 }
 
+/// A session field wuu states: empty means not known (wuu writes "" for what it does not know,
+/// and so does its encoder here, so the line comes back as it was).
+fn known(m: &mut Object<'_>, key: &str) -> Option<String> {
+    m.take_str(key).filter(|v| !v.is_empty())
+}
+
 fn text(m: &mut Object<'_>, key: &str) -> String {
     m.take_str(key).unwrap_or_default()
 }
@@ -159,9 +165,9 @@ impl Decode for Decoder {
         }
         let event = match kind.as_ref() {
             "session_configured" => Event::Session(Session {
-                provider: m.take_str("provider"),
-                model: m.take_str("model"),
-                cwd: m.take_str("workspace_root"),
+                provider: known(&mut m, "provider"),
+                model: known(&mut m, "model"),
+                cwd: known(&mut m, "workspace_root"),
                 ..Session::default()
             }),
             "thread_started" | "thread_resumed" | "thread_forked" => {
@@ -172,9 +178,9 @@ impl Decode for Decoder {
                 }
                 Event::Session(Session {
                     id: self.thread_id.clone(),
-                    provider: m.take_str("provider"),
-                    model: m.take_str("model"),
-                    cwd: m.take_str("cwd"),
+                    provider: known(&mut m, "provider"),
+                    model: known(&mut m, "model"),
+                    cwd: known(&mut m, "cwd"),
                     ..Session::default()
                 })
             }

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::{ids, Ids};
 use crate::contract::Contract;
-use crate::dialect::{build_line, Dialect, Encode, Record, Sink};
+use crate::dialect::{build_line, refusal, Dialect, Encode, Record, Sink};
 use crate::event::{Arguments, Event, Outcome, Phase, Session, ToolStatus};
 use crate::extra::Extra;
 use crate::json::{write_line, Field, Layout};
@@ -387,7 +387,12 @@ impl Encode for Encoder {
                 self.ensure_turn(ctx, sink);
                 self.finish_message(sink);
                 let id = d.id.clone().unwrap_or_default();
-                let why = format!("permission denied: {}", d.reason.as_deref().unwrap_or("approval required"));
+                let why = refusal(d.reason.as_deref());
+                if ctx.answered {
+                    // The call already ended, failed: the refusal only says why the run stops.
+                    self.pending_error.get_or_insert(why);
+                    return Fate::Absorbed;
+                }
                 if !ctx.matched {
                     self.start_call(sink, &id, &d.name, &d.arguments, None);
                 }

@@ -425,3 +425,28 @@ fn user_and_custom_messages_come_back_from_base_context_to_itself_as_they_were()
     let dropped = &summary.report.dropped_fields;
     assert_eq!((dropped.get("prompt.message"), dropped.get("notice.message")), (Some(&1), Some(&1)), "{dropped:?}");
 }
+
+#[test]
+fn a_refusal_only_agent_end_comes_back_as_it_was() {
+    let input = fixture("refusal.jsonl");
+    let source = common::values(std::str::from_utf8(&input).unwrap());
+    let refusal = source.last().unwrap().clone();
+    assert!(refusal.get("refusal").is_some() && refusal.get("messages").is_none());
+    let canonical = common::translate(&input, Dialect::BaseContext, Dialect::Canonical);
+    for (out, how) in
+        [encode(&input, Dialect::BaseContext, false), encode(canonical.as_bytes(), Dialect::Canonical, false)]
+            .iter()
+            .zip(["directly", "through canonical"])
+    {
+        // The loop ends as the source's did, holding no messages, and no loop is added to say
+        // the run failed: the refusal says it.
+        assert_eq!(out.last().unwrap(), &refusal, "{how}");
+        assert_eq!(out.iter().filter(|l| l["type"] == "agent_start").count(), 1, "{how}");
+        let ends: Vec<&Value> = out.iter().filter(|l| l["type"] == "message_end").collect();
+        assert_eq!(ends.len(), 1, "{how}");
+        assert_eq!(ends[0], &source[4], "{how}: the assistant's message as it was");
+    }
+    // And it still reads as a failed run.
+    let out = common::values(&common::translate(&input, Dialect::BaseContext, Dialect::Adal));
+    assert_eq!(out.last().unwrap()["exit_code"], 1);
+}

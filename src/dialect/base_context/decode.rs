@@ -324,6 +324,8 @@ impl Decode for Decoder {
                     );
                     self.ending.failure = Some(why.clone());
                     out.push(own(Event::Error { message: why, fatal: true }));
+                    // Kept on the loop's end, for base-context to write it back as it was.
+                    m.insert("refusal", refusal);
                 } else if !self.assistant_seen {
                     // The exception path: a failed assistant message that only agent_end holds.
                     if let Some(last) = messages

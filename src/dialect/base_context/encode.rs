@@ -555,6 +555,17 @@ impl Encoder {
         }
     }
 
+    /// Ends the loop with base-context's refusal-only `agent_end`: no messages, and a failed
+    /// end, which it states as a last message stopped by an error would.
+    fn refuse(&mut self, ctx: &Context, sink: &mut Sink<'_>, refusal: Value) {
+        self.close_round(ctx, sink);
+        self.loop_messages.clear();
+        self.last_assistant = None;
+        self.loop_open = false;
+        self.put(sink, json!({"type": "agent_end", "refusal": refusal}));
+        self.last_stop = "error".into();
+    }
+
     /// Tools start running: the assistant message's content is complete.
     fn tools_run(&mut self, ctx: &Context, sink: &mut Sink<'_>) {
         self.end_block(ctx, sink);
@@ -753,7 +764,10 @@ impl Encode for Encoder {
                         self.end_message(ctx, sink, Some((stop, error.as_deref())));
                     }
                 }
-                self.close_loop(ctx, sink);
+                match source_said(rec, "refusal") {
+                    Some(refusal) if self.loop_open => self.refuse(ctx, sink, refusal),
+                    _ => self.close_loop(ctx, sink),
+                }
             }
             Event::RoundStart { .. } => {
                 self.close_round(ctx, sink);

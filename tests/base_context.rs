@@ -450,3 +450,43 @@ fn a_refusal_only_agent_end_comes_back_as_it_was() {
     let out = common::values(&common::translate(&input, Dialect::BaseContext, Dialect::Adal));
     assert_eq!(out.last().unwrap()["exit_code"], 1);
 }
+
+#[test]
+fn a_final_answer_the_last_message_streamed_is_not_written_again() {
+    let texts = |out: &[Value]| -> Vec<String> {
+        out.iter()
+            .filter(|l| l["type"] == "message_end" && l["message"]["role"] == "assistant")
+            .map(|l| l["message"]["content"][0]["text"].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    let lines = |v: &[Value]| v.iter().map(|l| format!("{l}\n")).collect::<String>();
+    // Streamed, then given whole as the answer, the message still open at the end.
+    let open = [
+        serde_json::json!({"v": 1, "type": "text_start"}),
+        serde_json::json!({"v": 1, "type": "text_delta", "text": "hi"}),
+        serde_json::json!({"v": 1, "type": "final_answer", "text": "hi"}),
+        serde_json::json!({"v": 1, "type": "terminal", "outcome": "completed", "final_text": "hi"}),
+    ];
+    assert_eq!(texts(&encode(lines(&open).as_bytes(), Dialect::Canonical, false)), vec!["hi"]);
+
+    // The message ended by its usage before the end, on the stop the run ends with.
+    let mut ended = open.to_vec();
+    ended.insert(2, serde_json::json!({"v": 1, "type": "usage", "scope": "round", "basis": "delta", "final": true, "input": 3, "output": 1}));
+    let out = encode(lines(&ended).as_bytes(), Dialect::Canonical, false);
+    assert_eq!(texts(&out), vec!["hi"]);
+    assert_eq!(out.iter().filter(|l| l["type"] == "turn_start").count(), 1);
+
+    // A stream cut short: its last message ends as incomplete (length), once.
+    let out = encode(&fixture("cut.jsonl"), Dialect::BaseContext, false);
+    assert_eq!(texts(&out), vec!["Half"]);
+    let last = out.iter().rfind(|l| l["type"] == "message_end").unwrap();
+    assert_eq!(last["message"]["stopReason"], "length");
+
+    // A run that ends otherwise than its last message said gets a message that says so.
+    let mut interrupted = ended.clone();
+    *interrupted.last_mut().unwrap() =
+        serde_json::json!({"v": 1, "type": "terminal", "outcome": "interrupted", "final_text": "hi"});
+    let out = encode(lines(&interrupted).as_bytes(), Dialect::Canonical, false);
+    let last = out.iter().rfind(|l| l["type"] == "message_end").unwrap();
+    assert_eq!(last["message"]["stopReason"], "aborted");
+}

@@ -38,6 +38,11 @@ struct Message {
 }
 
 impl Message {
+    /// The text of its text blocks, joined.
+    fn text(&self) -> String {
+        self.content.iter().filter(|b| b["type"] == "text").filter_map(|b| b["text"].as_str()).collect()
+    }
+
     fn new(state: State, id: u64, meta: Meta) -> Message {
         Message {
             content: Vec::new(),
@@ -502,8 +507,7 @@ impl Encoder {
         let m = self.msg.as_ref().expect("checked");
         let message = self.assistant(m, ctx, reason, error);
         self.last_stop = reason.to_string();
-        self.last_text =
-            Some(m.content.iter().filter(|b| b["type"] == "text").filter_map(|b| b["text"].as_str()).collect());
+        self.last_text = Some(m.text());
         let id = self.deltas.then_some(m.id);
         let text = keep(&mut self.loop_messages, &message);
         write_message_line(sink.out, "message_end", id, &self.loop_messages[text]);
@@ -1042,8 +1046,14 @@ impl Encode for Encoder {
                 // The run's final text closes its last assistant message; one is added when the
                 // last one already ended, used tools, or said something else.
                 let open = self.msg.as_ref().is_some_and(|m| m.state != State::Written);
-                let differs = answer.as_ref().is_some_and(|a| Some(a) != self.last_text.as_ref());
-                if open && !differs {
+                // The open message's text counts too: an answer it streamed is not written twice.
+                let open_text = self.msg.as_ref().filter(|_| open).map(Message::text);
+                let differs = answer
+                    .as_ref()
+                    .is_some_and(|a| Some(a) != self.last_text.as_ref() && Some(a) != open_text.as_ref());
+                if !open && !differs && self.last_stop == stop {
+                    // The last message written already says it all (text and stop).
+                } else if open && !differs {
                     self.end_message(ctx, sink, Some((stop, error.as_deref())));
                 } else {
                     if self.msg.is_some() {

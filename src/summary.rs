@@ -175,7 +175,7 @@ impl Encode for Gather {
             Event::ToolCall(c) => self.tool(&c.name, 1, 0),
             Event::ToolResult(r) => {
                 let name = r.name.clone().or_else(|| ctx.call.name.clone()).unwrap_or_default();
-                self.tool(&name, u64::from(!ctx.matched), u64::from(r.status != ToolStatus::Completed));
+                self.tool(&name, u64::from(!ctx.matched), u64::from(r.status == ToolStatus::Failed));
             }
             // A refusal of a call already answered as failed was counted with that answer.
             Event::PermissionDenied(d) => self.tool(&d.name, u64::from(!ctx.matched), u64::from(!ctx.answered)),

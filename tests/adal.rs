@@ -270,3 +270,23 @@ fn an_answer_that_repeats_streamed_text_or_recaps_an_ended_turn_is_not_written_t
     assert!(out.iter().all(|l| l["type"] != "content"), "{out:?}");
     assert_eq!(out.last().unwrap()["final_text"], "ok");
 }
+
+#[test]
+fn a_call_taken_back_is_cancelled() {
+    // wuu's tool_removed withdraws a call that will have no result: adal, whose readers keep
+    // the latest state per call, gets a cancelled result rather than a call left running.
+    let out = to_adal(&[
+        json!({"v": 1, "type": "tool_call", "id": "a", "name": "grep", "arguments": {"pattern": "TODO"}}),
+        json!({"v": 1, "type": "tool_withdrawn", "id": "a"}),
+        json!({"v": 1, "type": "tool_withdrawn", "id": "a"}),
+        json!({"v": 1, "type": "terminal", "outcome": "completed"}),
+    ]);
+    assert_eq!(kinds(&out), vec!["tool_call", "tool_result", "complete"]);
+    assert_eq!(out[1], json!({"type": "tool_result", "id": "a", "name": "grep", "status": "cancelled", "output": ""}));
+
+    // A summary counts it as a call, not as a failure.
+    let input: String = out.iter().map(|v| format!("{v}\n")).collect();
+    let s = agentgate::summary::summarize(input.as_bytes(), "run", Some(Dialect::Adal), false);
+    let t = s.tool_calls();
+    assert_eq!((t.calls, t.failed), (1, 0));
+}

@@ -131,7 +131,9 @@ impl Encode for Encoder {
         let own = rec.origin == Dialect::Adal;
         let extra = own.then_some(&rec.extra);
         match &rec.event {
-            Event::ToolCall(_) | Event::ToolResult(_) | Event::PermissionDenied(_) if self.denied => {
+            Event::ToolCall(_) | Event::ToolResult(_) | Event::ToolWithdrawn { .. } | Event::PermissionDenied(_)
+                if self.denied =>
+            {
                 // The spec: no tool events after permission_denied.
                 sink.report.dropped_kind(&format!("{} after permission_denied", rec.event.kind()));
                 return Fate::Dropped;
@@ -180,6 +182,20 @@ impl Encode for Encoder {
                     ("output", tool_output(r, ctx)),
                 ];
                 emit(sink, "tool_result", fields, extra);
+            }
+            Event::ToolWithdrawn { id: Some(id) } if ctx.call.name.is_some() => {
+                // A call taken back (wuu's tool_removed) will have no result: adal's word for a
+                // call that did not finish is cancelled.
+                if self.last_call.id == *id {
+                    self.last_call.open = false;
+                }
+                let fields = vec![
+                    ("id", Field::Str(id)),
+                    ("name", Field::Str(ctx.call.name.as_deref().unwrap_or_default())),
+                    ("status", Field::Str(status_word(ToolStatus::Cancelled))),
+                    ("output", Field::Str("")),
+                ];
+                emit(sink, "tool_result", fields, None);
             }
             Event::PermissionDenied(d) => {
                 let fields = vec![

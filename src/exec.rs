@@ -189,9 +189,15 @@ impl Exec<'_> {
         };
 
         let child_ref = &mut child;
+        // The signal that ended the agent, where it decides the outcome (no terminal record).
+        let mut ended_by = None;
         let mut end = || {
             let s = wait(child_ref);
-            Some(describe(s, timed_out.load(Ordering::SeqCst), signal.load(Ordering::SeqCst)))
+            let (timed, sig) = (timed_out.load(Ordering::SeqCst), signal.load(Ordering::SeqCst));
+            if !timed {
+                ended_by = s.signal().or((sig != 0).then_some(sig));
+            }
+            Some(describe(s, timed, sig))
         };
         let name = format!("{program} (stdout)");
         let mut diag = |d: agentgate::Diagnostic| {
@@ -237,7 +243,15 @@ impl Exec<'_> {
                 );
             }
         }
-        target_status(self.to, outcome)
+        match ended_by {
+            // base-context exits 128 + the signal for the three it handles (its notes).
+            Some(sig @ (libc::SIGHUP | libc::SIGINT | libc::SIGTERM))
+                if self.to == Dialect::BaseContext && !summary.terminal_in_stream =>
+            {
+                128 + sig as u8
+            }
+            _ => target_status(self.to, outcome),
+        }
     }
 }
 

@@ -193,3 +193,19 @@ fn a_second_sigint_kills_an_agent_that_ignores_the_first() {
     let result: Value = serde_json::from_str(rest.last().unwrap()).unwrap();
     assert!(result["reason"].as_str().unwrap().ends_with("signal 9"), "{result}");
 }
+
+#[test]
+fn base_context_exits_with_128_plus_the_signal_that_ended_the_agent() {
+    // base-context's notes: SIGINT 130, SIGHUP 129, SIGTERM 143. Other targets have one code
+    // for an interrupt (localcode 130, wuu 5).
+    // (SIGINT is left out: a test run in the background may inherit it ignored.)
+    for (signal, code) in [("TERM", 143), ("HUP", 129)] {
+        let script = format!("echo '{{\"type\":\"agent_start\"}}'; kill -{signal} $$");
+        let out = exec(&["--as", "base-context"], &["sh", "-c", &script]);
+        assert_eq!(out.status.code(), Some(code), "SIG{signal}");
+    }
+    let out = exec(&["--as", "localcode"], &["sh", "-c", "kill -TERM $$"]);
+    assert_eq!(out.status.code(), Some(130));
+    let out = exec(&["--as", "wuu"], &["sh", "-c", "kill -TERM $$"]);
+    assert_eq!(out.status.code(), Some(5));
+}

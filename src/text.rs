@@ -155,6 +155,11 @@ impl Text {
         self.s.is_empty()
     }
 
+    /// Whether it is kept with escapes (its length as read is then not its length decoded).
+    pub fn is_escaped(&self) -> bool {
+        self.escaped
+    }
+
     /// Appends the text as a JSON string in `layout`: byte for byte what [`write_str`] makes of
     /// its characters, copied as it came when its escapes are already those.
     pub fn write(&self, out: &mut Vec<u8>, layout: Layout) {

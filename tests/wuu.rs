@@ -294,3 +294,30 @@ fn an_empty_model_or_provider_is_one_wuu_does_not_know() {
     // And wuu gets its lines back as they were.
     assert_eq!(common::translate(input.as_bytes(), Dialect::Wuu, Dialect::Wuu), input);
 }
+
+#[test]
+fn a_result_that_holds_more_than_its_streamed_output_sends_the_rest() {
+    // base-context's last update held the output so far; its result, all of it.
+    let out =
+        common::values(&common::translate(&fixture("base-context/success.jsonl"), Dialect::BaseContext, Dialect::Wuu));
+    let deltas: String = out
+        .iter()
+        .filter(|l| l["type"] == "tool_output_delta" && l["item_id"] == "toolu_01A9xQ")
+        .map(|l| l["delta"].as_str().unwrap())
+        .collect();
+    assert_eq!(deltas, "total 16\n-rw-r--r-- 1 u u 120 README.md\n");
+
+    // Pieces, then a result that repeats them whole: nothing more is sent.
+    let input = [
+        json!({"v": 1, "type": "tool_call", "id": "a", "name": "grep", "arguments": {}}),
+        json!({"v": 1, "type": "tool_output", "id": "a", "text": "one\n"}),
+        json!({"v": 1, "type": "tool_output", "id": "a", "text": "two\n"}),
+        json!({"v": 1, "type": "tool_result", "id": "a", "status": "completed", "output": "one\ntwo\n"}),
+        json!({"v": 1, "type": "terminal", "outcome": "completed"}),
+    ];
+    let text: String = input.iter().map(|v| format!("{v}\n")).collect();
+    let out = common::values(&common::translate(text.as_bytes(), Dialect::Canonical, Dialect::Wuu));
+    let deltas: Vec<&str> =
+        out.iter().filter(|l| l["type"] == "tool_output_delta").map(|l| l["delta"].as_str().unwrap()).collect();
+    assert_eq!(deltas, vec!["one\n", "two\n"]);
+}

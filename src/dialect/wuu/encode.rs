@@ -26,8 +26,9 @@ pub struct Encoder {
     unfinished_message: bool,
     /// Why the turn failed, for its `turn_failed` and the result.
     pending_error: Option<String>,
-    /// Items whose output went out as deltas, and how much of it (for accumulated output).
-    streamed: IndexMap<String, usize>,
+    /// Items whose output went out as deltas, and how many bytes of it, where known (pieces
+    /// kept escaped are not decoded to count them).
+    streamed: IndexMap<String, Option<usize>>,
     /// Items of calls to bash, which wuu reports as `command_*` events too.
     bash: IndexMap<String, ()>,
 }
@@ -339,17 +340,18 @@ impl Encode for Encoder {
             }
             Event::ToolOutput { id: Some(id), text, accumulated } => {
                 self.ensure_turn(ctx, sink);
-                let sent = self.streamed.get(id).copied().unwrap_or(0);
+                let sent = self.streamed.get(id).copied().unwrap_or(Some(0));
                 make_room(&mut self.streamed, id.as_str());
                 if *accumulated {
                     // All output so far: what is new since the last delta, by bytes decoded.
                     let whole = text.as_str();
-                    self.streamed.insert(id.clone(), whole.len());
-                    let delta = whole.get(sent..).unwrap_or("");
+                    self.streamed.insert(id.clone(), Some(whole.len()));
+                    let delta = whole.get(sent.unwrap_or(0)..).unwrap_or("");
                     self.tool(sink, OUTPUT_DELTA, id, [("delta", Field::Str(delta))], extra);
                 } else {
-                    // Pieces: only whether any went out matters, and the count stays a count.
-                    self.streamed.insert(id.clone(), sent + text.as_read_len());
+                    // Pieces: counted where that needs no decoding.
+                    let plain = (!text.is_escaped()).then(|| text.as_read_len());
+                    self.streamed.insert(id.clone(), sent.zip(plain).map(|(a, b)| a + b));
                     self.tool(sink, OUTPUT_DELTA, id, [("delta", Field::Text(text))], extra);
                 }
             }
@@ -362,11 +364,19 @@ impl Encode for Encoder {
                     sink.report.synthesized("tool_started");
                     self.start_call(sink, id, name, &r.arguments, None);
                 }
-                if !self.streamed.contains_key(id) {
-                    // wuu delivers output as deltas only; a result that carries its output
-                    // sends it as one delta before the completion.
-                    if let Some(output) = r.output.as_ref().filter(|o| !o.is_empty()) {
-                        self.tool(sink, OUTPUT_DELTA, id, [("delta", Field::Text(output))], None);
+                // wuu delivers output as deltas only; a result that carries its output sends it as
+                // one delta before the completion, or what it has beyond the output streamed
+                // (base-context's last update can hold less than its result).
+                if let Some(output) = r.output.as_ref().filter(|o| !o.is_empty()) {
+                    match self.streamed.get(id) {
+                        None => self.tool(sink, OUTPUT_DELTA, id, [("delta", Field::Text(output))], None),
+                        Some(Some(sent)) => {
+                            let whole = output.as_str();
+                            if let Some(rest) = whole.get(*sent..).filter(|r| !r.is_empty()) {
+                                self.tool(sink, OUTPUT_DELTA, id, [("delta", Field::Str(rest))], None);
+                            }
+                        }
+                        Some(None) => {}
                     }
                 }
                 let status = match r.status {

@@ -338,3 +338,29 @@ fn a_run_error_said_only_in_the_terminal_record_is_an_error_event_before_result(
     assert_eq!(errors(&out), vec!["x".repeat(240)]);
     assert_eq!(out.last().unwrap()["type"], "result");
 }
+
+#[test]
+fn plain_text_args_come_back_as_text_from_every_dialect() {
+    let input = concat!(
+        r#"{"type": "tool_start", "name": "read_file", "args": "src/a.py", "index": "0"}"#,
+        "\n",
+        r#"{"type": "tool_result", "name": "read_file", "args": "src/a.py", "index": "0", "result": "x", "error": "false"}"#,
+        "\n",
+        r#"{"type": "tool_start", "name": "echo", "args": "\"quoted\"", "index": "1"}"#,
+        "\n",
+        r#"{"type": "result", "status": "ok", "exit_code": 0, "reason": "completed", "final_text": "", "tokens": {"prompt": 0, "completion": 0, "total": 0}}"#,
+        "\n",
+    );
+    // wuu wraps text that is not JSON as a JSON string, adal and base-context as {"raw": text}.
+    for via in [Dialect::Wuu, Dialect::Adal, Dialect::BaseContext] {
+        let there = common::translate(input.as_bytes(), Dialect::Localcode, via);
+        let back = common::values(&common::translate(there.as_bytes(), via, Dialect::Localcode));
+        let args: Vec<&str> =
+            back.iter().filter(|l| l["type"] == "tool_start").map(|l| l["args"].as_str().unwrap()).collect();
+        assert_eq!(args[0], "src/a.py", "via {via:?}");
+    }
+    // A string value is its text; localcode's own args are kept as they were, quotes and all.
+    let out = to_localcode(&[json!({"v": 1, "type": "tool_call", "id": "a", "name": "x", "arguments": "ls -la"})]);
+    assert_eq!(out[0]["args"], "ls -la");
+    assert_eq!(common::translate(input.as_bytes(), Dialect::Localcode, Dialect::Localcode), input);
+}

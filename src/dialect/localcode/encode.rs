@@ -1,8 +1,10 @@
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 use crate::contract::Contract;
 use crate::dialect::{build_line, refusal, tool_output, Dialect, Encode, Line, Record, Sink};
-use crate::event::{Basis, Event, ToolStatus};
+use crate::event::{Arguments, Basis, Event, ToolStatus};
 use crate::json::{char_len, cut_chars, split_chars, write_line, Field, Layout};
 use crate::normalize::Context;
 use crate::report::Fate;
@@ -70,6 +72,27 @@ impl Default for Encoder {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// A call's arguments as localcode's `args` text. Text that was not JSON reaches localcode from
+/// other dialects wrapped: as a JSON string (wuu's arguments are JSON text), or as `{"raw":
+/// text}` (adal's and base-context's arguments are objects): localcode gets the text back.
+fn args_text<'a>(a: &'a Arguments, rec: &Record) -> Cow<'a, str> {
+    let text = a.as_text();
+    if rec.origin == Dialect::Localcode {
+        return text;
+    }
+    let unwrapped = if text.starts_with('"') {
+        serde_json::from_str::<String>(&text).ok()
+    } else if text.starts_with("{\"raw\"") {
+        match serde_json::from_str::<Map<String, Value>>(&text) {
+            Ok(m) if m.len() == 1 => m.get("raw").and_then(Value::as_str).map(str::to_string),
+            _ => None,
+        }
+    } else {
+        None
+    };
+    unwrapped.map_or(text, Cow::Owned)
 }
 
 /// Builds a line: `type` first, the fields in the given order, then (for records read from
@@ -193,7 +216,7 @@ impl Encoder {
                 );
             }
             Event::ToolCall(c) => {
-                let args = c.arguments.as_text();
+                let args = args_text(&c.arguments, rec);
                 let args = self.fit("tool_start", "args", &args, sink);
                 let index = c.index.or(ctx.call.index).map_or(s("-1"), digits);
                 emit(sink, &line("tool_start", [("name", Field::Str(&c.name)), ("args", args), ("index", index)], rec));
@@ -201,7 +224,7 @@ impl Encoder {
             Event::ToolResult(r) => {
                 let call = &ctx.call;
                 let arguments = if r.arguments.is_empty() { &call.arguments } else { &r.arguments };
-                let args = arguments.as_text();
+                let args = args_text(arguments, rec);
                 let args = self.fit("tool_result", "args", &args, sink);
                 let result = self.fit_field("tool_result", "result", tool_output(r, ctx), sink);
                 let failed = if r.status == ToolStatus::Completed { "false" } else { "true" };
@@ -219,7 +242,7 @@ impl Encoder {
                 // after the call's tool_start where the source gave none before the refusal.
                 if !ctx.matched {
                     sink.report.synthesized("tool_start");
-                    let args = d.arguments.as_text();
+                    let args = args_text(&d.arguments, rec);
                     let args = self.fit("tool_start", "args", &args, sink);
                     let index = ctx.call.index.map_or(s("-1"), digits);
                     let fields = [("name", Field::Str(&d.name)), ("args", args), ("index", index)];

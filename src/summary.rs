@@ -357,7 +357,7 @@ fn row(r: &RunSummary, text_chars: usize) -> Vec<String> {
 fn totals_row(runs: &[RunSummary]) -> Vec<String> {
     let sum = |f: &dyn Fn(&RunSummary) -> u64| runs.iter().map(f).sum::<u64>().to_string();
     vec![
-        format!("total ({} runs)", runs.len()),
+        format!("total ({} run{})", runs.len(), if runs.len() == 1 { "" } else { "s" }),
         String::new(),
         format!("{} completed", runs.iter().filter(|r| r.outcome == Some(Outcome::Completed)).count()),
         String::new(),

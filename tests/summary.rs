@@ -108,5 +108,8 @@ fn the_cli_summarizes_a_mixed_folder_in_sorted_order_and_goes_on_past_bad_files(
     let table = Command::new(bin).args(["summary", "--format", "table"]).arg(&dir).output().unwrap();
     let table = String::from_utf8(table.stdout).unwrap();
     assert!(table.lines().last().unwrap().starts_with("total (4 runs)"), "{table}");
+    let one = Command::new(bin).args(["summary", "--format", "table"]).arg(dir.join("b.jsonl")).output().unwrap();
+    let one = String::from_utf8(one.stdout).unwrap();
+    assert!(one.lines().last().unwrap().starts_with("total (1 run) "), "{one}");
     let _ = std::fs::remove_dir_all(&dir);
 }

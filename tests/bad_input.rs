@@ -318,3 +318,34 @@ fn a_member_no_value_can_hold_gets_its_line_reported_not_emptied() {
     assert!(!out.contains("tool_call"), "no call written with its arguments lost: {out}");
     assert!(out.ends_with("\"model\":\"m\"}\n"));
 }
+
+#[test]
+fn an_adal_tool_result_without_a_status_or_with_an_unknown_one_is_reported() {
+    let input = concat!(
+        r#"{"type":"tool_call","id":"a","name":"x","args":{}}"#,
+        "\n",
+        r#"{"type":"tool_result","id":"a","name":"x","output":"ok"}"#,
+        "\n",
+        r#"{"type":"tool_call","id":"b","name":"x","args":{}}"#,
+        "\n",
+        r#"{"type":"tool_result","id":"b","name":"x","status":"exploded","output":""}"#,
+        "\n",
+        r#"{"type":"complete","exit_code":0,"session_id":"s","model":"m"}"#,
+        "\n",
+    );
+    let r = run(input.as_bytes(), Dialect::Adal, Dialect::Localcode);
+    assert_eq!(
+        r.messages,
+        vec![
+            "2: tool_result without \"status\"; read as completed",
+            "4: tool_result has status \"exploded\", which adal does not list; read as failed"
+        ]
+    );
+    // Still translated, as the diagnostics say.
+    let errors: Vec<String> = common::values(&r.out)
+        .iter()
+        .filter(|l| l["type"] == "tool_result")
+        .map(|l| l["error"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(errors, vec!["false", "true"]);
+}

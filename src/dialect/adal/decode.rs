@@ -43,7 +43,10 @@ impl Decode for Decoder {
                 let name = m.take_str("name");
                 // Unknown status words stay in `extra`, so adal to adal writes them back.
                 let status = match m.get_str("status").as_deref() {
-                    None => ToolStatus::Completed,
+                    None => {
+                        out.warn("tool_result without \"status\"; read as completed");
+                        ToolStatus::Completed
+                    }
                     Some(word) => {
                         match self.contract.decode.get("tool_status").and_then(|t| t.get(word)).and_then(Value::as_str)
                         {
@@ -52,7 +55,12 @@ impl Decode for Decoder {
                                 m.shift_remove("status");
                                 s
                             }
-                            None => ToolStatus::Failed,
+                            None => {
+                                out.warn(format!(
+                                    "tool_result has status {word:?}, which adal does not list; read as failed"
+                                ));
+                                ToolStatus::Failed
+                            }
                         }
                     }
                 };

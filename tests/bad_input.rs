@@ -349,3 +349,20 @@ fn an_adal_tool_result_without_a_status_or_with_an_unknown_one_is_reported() {
         .collect();
     assert_eq!(errors, vec!["false", "true"]);
 }
+
+#[test]
+fn a_localcode_error_flag_that_is_neither_true_nor_false_is_reported() {
+    let input = concat!(
+        r#"{"type": "tool_start", "name": "x", "args": "", "index": "0"}"#,
+        "\n",
+        r#"{"type": "tool_result", "name": "x", "args": "", "index": "0", "result": "", "error": "maybe"}"#,
+        "\n",
+    );
+    let r = run(input.as_bytes(), Dialect::Localcode, Dialect::Adal);
+    assert_eq!(
+        r.messages,
+        vec!["2: tool_result has error \"maybe\", neither \"true\" nor \"false\"; read as not failed"]
+    );
+    let result = common::values(&r.out).into_iter().find(|l| l["type"] == "tool_result").unwrap();
+    assert_eq!(result["status"], "completed");
+}

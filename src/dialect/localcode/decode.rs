@@ -94,7 +94,18 @@ impl Decode for Decoder {
                 let args = m.take_str("args");
                 let index = index(&mut m);
                 let output = m.take_kept("result");
-                let failed = m.take_bool("error").unwrap_or(false);
+                let failed = match m.take_bool("error") {
+                    Some(failed) => failed,
+                    None => {
+                        if let Some(v) = m.get("error") {
+                            out.warn(format!(
+                                "tool_result has error {}, neither \"true\" nor \"false\"; read as not failed",
+                                v.to_value()
+                            ));
+                        }
+                        false
+                    }
+                };
                 Event::ToolResult(ToolResult {
                     id: None,
                     index,

@@ -364,3 +364,24 @@ fn plain_text_args_come_back_as_text_from_every_dialect() {
     assert_eq!(out[0]["args"], "ls -la");
     assert_eq!(common::translate(input.as_bytes(), Dialect::Localcode, Dialect::Localcode), input);
 }
+
+#[test]
+fn streamed_text_from_another_dialect_starts_with_a_stream_start() {
+    // wuu's deltas have no start event of their own; localcode's text always has one.
+    let out = common::values(&common::translate(
+        &std::fs::read(common::fixtures().join("wuu/success.jsonl")).unwrap(),
+        Dialect::Wuu,
+        Dialect::Localcode,
+    ));
+    for (i, l) in out.iter().enumerate().filter(|(_, l)| l["type"] == "content") {
+        let before = out[..i].iter().rev().find(|p| p["type"] != "content").unwrap();
+        assert_eq!(before["type"], "stream_start", "line {i}: {l}");
+    }
+    // Within one message the deltas go on after a single start.
+    let lc = to_localcode(&[
+        json!({"v": 1, "type": "text_delta", "text": "a"}),
+        json!({"v": 1, "type": "text_delta", "text": "b"}),
+    ]);
+    let kinds: Vec<&str> = lc.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, vec!["stream_start", "content", "content", "result"]);
+}

@@ -196,6 +196,12 @@ impl Encoder {
                 self.stream(new, rec, sink);
             }
             Event::TextDelta { text, chars } => {
+                if !own && !self.streaming {
+                    // Streamed text starts with a stream_start in localcode; wuu's deltas, say,
+                    // come with no start of their own.
+                    sink.report.synthesized("stream_start");
+                    emit(sink, &line("stream_start", vec![], rec));
+                }
                 // Longer text is split over several content events: nothing is cut.
                 let pieces = split_chars(text, self.limit("content", "chunk"));
                 let whole = pieces.len() == 1;

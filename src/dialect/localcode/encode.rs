@@ -140,14 +140,20 @@ impl Encoder {
     /// Text given whole, written as localcode streams text: a `stream_start` unless the answer
     /// is already streaming, then `content` chunks of at most the contract's length.
     fn stream(&mut self, text: &str, rec: &Record, sink: &mut Sink<'_>) {
-        if !self.streaming {
-            sink.report.synthesized("stream_start");
-            emit(sink, &line("stream_start", vec![], rec));
-        }
+        self.start_stream(rec, sink);
         for piece in split_chars(text, self.limit("content", "chunk")) {
             emit(sink, &line("content", [("chunk", s(piece)), ("chars", digits(char_len(piece)))], rec));
         }
         self.streaming = true;
+    }
+
+    /// A `stream_start` where text from another dialect begins and is not already streaming:
+    /// localcode's text always comes after one.
+    fn start_stream(&mut self, rec: &Record, sink: &mut Sink<'_>) {
+        if !self.streaming {
+            sink.report.synthesized("stream_start");
+            emit(sink, &line("stream_start", vec![], rec));
+        }
     }
 
     /// One record's lines (see [`Encode::encode`], which notes whether the last was text).
@@ -196,11 +202,9 @@ impl Encoder {
                 self.stream(new, rec, sink);
             }
             Event::TextDelta { text, chars } => {
-                if !own && !self.streaming {
-                    // Streamed text starts with a stream_start in localcode; wuu's deltas, say,
-                    // come with no start of their own.
-                    sink.report.synthesized("stream_start");
-                    emit(sink, &line("stream_start", vec![], rec));
+                if !own {
+                    // wuu's deltas, say, come with no start of their own.
+                    self.start_stream(rec, sink);
                 }
                 // Longer text is split over several content events: nothing is cut.
                 let pieces = split_chars(text, self.limit("content", "chunk"));

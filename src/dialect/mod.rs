@@ -347,11 +347,15 @@ impl Line<'_> {
 /// taken once (a reason that already says `permission denied: `, as one translated from such
 /// text does, is not prefixed again; the bare status word says no more than the prefix).
 pub(crate) fn refusal(reason: Option<&str>) -> String {
-    let why = reason
+    format!("permission denied: {}", refusal_why(reason))
+}
+
+/// The why of [`refusal`], for a target that words the rest itself.
+pub(crate) fn refusal_why(reason: Option<&str>) -> &str {
+    reason
         .map(|r| r.strip_prefix("permission denied: ").unwrap_or(r))
         .filter(|r| !r.is_empty() && !matches!(*r, "permission_denied" | "permission denied"))
-        .unwrap_or("approval required");
-    format!("permission denied: {why}")
+        .unwrap_or("approval required")
 }
 
 /// What a tool result writes as the call's output: its own, else the output streamed for the

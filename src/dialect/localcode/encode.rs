@@ -3,7 +3,7 @@ use std::borrow::Cow;
 use serde_json::{Map, Value};
 
 use crate::contract::Contract;
-use crate::dialect::{build_line, refusal, tool_output, Dialect, Encode, Line, Record, Sink};
+use crate::dialect::{build_line, refusal_why, tool_output, Dialect, Encode, Line, Record, Sink};
 use crate::event::{Arguments, Basis, Event, ToolStatus};
 use crate::json::{char_len, cut_chars, split_chars, write_line, Field, Layout};
 use crate::normalize::Context;
@@ -258,8 +258,7 @@ impl Encoder {
                     let fields = [("name", Field::Str(&d.name)), ("args", args), ("index", index)];
                     emit(sink, &build_line(Dialect::Localcode.contract(), "tool_start", fields, None));
                 }
-                let why = refusal(d.reason.as_deref());
-                let why = why.strip_prefix("permission denied: ").unwrap_or(&why);
+                let why = refusal_why(d.reason.as_deref());
                 emit(sink, &line("notice", [("text", owned(format!("permission denied: {}: {why}", d.name)))], rec));
             }
             Event::Usage(u) => {

@@ -24,8 +24,9 @@ pub enum Frame<'a> {
     Blank,
     /// A line longer than the limit; its length in bytes.
     TooLong(usize),
-    /// A line that is not valid UTF-8; the byte offset of the first bad byte.
-    NotUtf8(usize),
+    /// A line that is not valid UTF-8: the byte offset of the first bad byte, and the line's
+    /// bytes (for a reader that would rather mend it than lose it).
+    NotUtf8(usize, &'a [u8]),
 }
 
 /// The line last framed: its bytes as a range of the buffer (without line ending or BOM), or
@@ -108,7 +109,7 @@ impl<R: Read> Lines<R> {
             Current::Line(s, e) => match std::str::from_utf8(&self.buf[s..e]) {
                 Ok(t) if t.trim().is_empty() => Frame::Blank,
                 Ok(t) => Frame::Text(t),
-                Err(err) => Frame::NotUtf8(err.valid_up_to()),
+                Err(err) => Frame::NotUtf8(err.valid_up_to(), &self.buf[s..e]),
             },
             Current::None => Frame::Blank,
             Current::TooLong(n) => Frame::TooLong(n),
@@ -343,7 +344,7 @@ mod tests {
     #[test]
     fn invalid_utf8_is_reported_with_its_offset() {
         let got = frames(b"ab\xFFc\n", 100);
-        assert_eq!(got, vec!["1:NotUtf8(2)"]);
+        assert_eq!(got, vec!["1:NotUtf8(2, [97, 98, 255, 99])"]);
     }
 
     #[test]

@@ -255,22 +255,44 @@ impl<'o> Run<'o> {
         diag: &mut dyn FnMut(Diagnostic),
     ) -> Option<Stop> {
         self.report.lines += 1;
-        let mut bad = |report: &mut Report, message: String| {
+        let bad = |report: &mut Report, diag: &mut dyn FnMut(Diagnostic), message: String| {
             report.bad += 1;
             let d = Diagnostic { line: n, message };
             diag(d.clone());
             d
         };
+        let mended: String;
         let m = match h {
             Held::Blank => {
                 self.report.blank += 1;
                 return None;
             }
             Held::Bad(message) => {
-                let d = bad(&mut self.report, message);
+                let d = bad(&mut self.report, diag, message);
                 return self.opts.strict.then_some(Stop::Strict(d));
             }
             Held::Object(m) => m,
+            Held::Mended(text, at) => {
+                // A cut or corrupted character need not cost the whole line (jq mends it the
+                // same way): read with U+FFFD in its place, and said so.
+                let message = format!("not valid UTF-8 (bad byte at offset {at})");
+                if self.opts.strict {
+                    return Some(Stop::Strict(bad(&mut self.report, diag, message)));
+                }
+                mended = text;
+                match Held::parse(&mended) {
+                    Held::Object(m) => {
+                        self.report.mended += 1;
+                        diag(Diagnostic { line: n, message: format!("{message}; read with U+FFFD in its place") });
+                        m
+                    }
+                    Held::Bad(why) => {
+                        bad(&mut self.report, diag, format!("{message}, and {why}"));
+                        return None;
+                    }
+                    _ => unreachable!("a mended line is parsed into an object or refused"),
+                }
+            }
         };
         let Some(decoder) = self.decoder.as_mut() else {
             self.report.dropped += 1;
@@ -279,18 +301,18 @@ impl<'o> Run<'o> {
         self.decoded.clear();
         crate::object::take_trouble();
         if let Err(e) = decoder.decode(m, &mut self.decoded) {
-            let d = bad(&mut self.report, e.message);
+            let d = bad(&mut self.report, diag, e.message);
             return if e.fatal { Some(Stop::Fatal(d)) } else { self.opts.strict.then_some(Stop::Strict(d)) };
         }
         if let Some(why) = crate::object::take_trouble() {
             // A member the decoder read could not be held (it came out as null): the line is
             // refused, as a line that does not parse is.
             self.decoded.clear();
-            let d = bad(&mut self.report, format!("not JSON: {why}"));
+            let d = bad(&mut self.report, diag, format!("not JSON: {why}"));
             return self.opts.strict.then_some(Stop::Strict(d));
         }
         if let Some(message) = self.foreign() {
-            let d = bad(&mut self.report, message);
+            let d = bad(&mut self.report, diag, message);
             return self.opts.strict.then_some(Stop::Strict(d));
         }
         for message in self.decoded.warnings.drain(..) {
@@ -404,6 +426,7 @@ impl<'o> Run<'o> {
 /// A framed line held while the dialect is detected: its frame, its text owned.
 enum Framed {
     Text(String),
+    NotUtf8(usize, Vec<u8>),
     Other(Frame<'static>),
 }
 
@@ -413,13 +436,14 @@ impl Framed {
             Frame::Text(s) => Framed::Text(s.to_string()),
             Frame::Blank => Framed::Other(Frame::Blank),
             Frame::TooLong(n) => Framed::Other(Frame::TooLong(n)),
-            Frame::NotUtf8(at) => Framed::Other(Frame::NotUtf8(at)),
+            Frame::NotUtf8(at, bytes) => Framed::NotUtf8(at, bytes.to_vec()),
         }
     }
 
     fn frame(&self) -> Frame<'_> {
         match self {
             Framed::Text(s) => Frame::Text(s),
+            Framed::NotUtf8(at, bytes) => Frame::NotUtf8(*at, bytes),
             Framed::Other(f) => *f,
         }
     }
@@ -429,6 +453,8 @@ impl Framed {
 enum Held<'a> {
     Blank,
     Object(Object<'a>),
+    /// A line that was not valid UTF-8, its bad bytes replaced by U+FFFD; where the first was.
+    Mended(String, usize),
     Bad(String),
 }
 
@@ -440,7 +466,7 @@ impl<'a> Held<'a> {
             Frame::TooLong(n) => {
                 Held::Bad(format!("line is {n} bytes, longer than the limit; skipped (see --max-line-bytes)"))
             }
-            Frame::NotUtf8(at) => Held::Bad(format!("not valid UTF-8 (bad byte at offset {at})")),
+            Frame::NotUtf8(at, bytes) => Held::Mended(String::from_utf8_lossy(bytes).into_owned(), at),
         }
     }
 
@@ -512,7 +538,7 @@ pub fn validate<R: Read>(
             Frame::Blank => continue,
             Frame::Text(t) => Ok(t.to_string()),
             Frame::TooLong(len) => Err(format!("line is {len} bytes, longer than the limit")),
-            Frame::NotUtf8(at) => Err(format!("not valid UTF-8 (bad byte at offset {at})")),
+            Frame::NotUtf8(at, _) => Err(format!("not valid UTF-8 (bad byte at offset {at})")),
         };
         if let Some((_, c)) = check.as_mut() {
             feed(c, (n, item));

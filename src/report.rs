@@ -25,6 +25,9 @@ pub struct Report {
     pub blank: u64,
     /// Lines that could not be read as a record of the source dialect (each had a diagnostic).
     pub bad: u64,
+    /// Lines read after their bytes that were not UTF-8 were replaced by U+FFFD (each had a
+    /// diagnostic; counted again as translated, dropped or passed through).
+    pub mended: u64,
     /// Lines whose content reached the output (written or folded into a later record).
     pub translated: u64,
     pub passed_through: u64,
@@ -119,6 +122,9 @@ impl fmt::Display for Report {
             "{} lines: {} translated, {} passed through, {} dropped, {} bad, {} blank",
             self.lines, self.translated, self.passed_through, self.dropped, self.bad, self.blank
         )?;
+        if self.mended > 0 {
+            write!(f, "\n  mended (not UTF-8): {}", self.mended)?;
+        }
         list(f, "dropped events", &self.dropped_kinds)?;
         list(f, "dropped fields", &self.dropped_fields)?;
         list(f, "synthesized", &self.synthesized)?;

@@ -153,9 +153,12 @@ fn invalid_utf8_and_a_cut_last_line_are_reported() {
         input.extend_from_slice(&last.as_bytes()[..last.len() / 2]);
         for to in Dialect::all() {
             let r = run(&input, from, to);
-            assert_eq!(r.messages.len(), 2, "{:?}", r.messages);
-            assert!(r.messages[0].starts_with("3: not valid UTF-8"), "{:?}", r.messages);
-            assert!(r.messages[1].starts_with(&format!("{}: not JSON", lines.len() + 2)), "{:?}", r.messages);
+            // The bad bytes are mended and the line read on (a localcode record in another
+            // dialect's stream is then reported as not belonging there); the cut line is not JSON.
+            let (first, last) = (&r.messages[0], r.messages.last().unwrap());
+            assert_eq!(first, "3: not valid UTF-8 (bad byte at offset 28); read with U+FFFD in its place");
+            assert!(last.starts_with(&format!("{}: not JSON", lines.len() + 2)), "{:?}", r.messages);
+            assert_eq!(r.messages.len(), if from == Dialect::Localcode { 2 } else { 3 }, "{:?}", r.messages);
             assert_sound(&r, from, to, lines.len() as u64 + 2, "bad bytes");
         }
     }
@@ -365,4 +368,36 @@ fn a_localcode_error_flag_that_is_neither_true_nor_false_is_reported() {
     );
     let result = common::values(&r.out).into_iter().find(|l| l["type"] == "tool_result").unwrap();
     assert_eq!(result["status"], "completed");
+}
+
+#[test]
+fn a_line_with_bytes_that_are_not_utf8_is_mended_not_lost() {
+    // A bad byte inside the answer and a character cut at the end of the text: the answer
+    // still arrives, the bad bytes as U+FFFD, and the line is named on stderr.
+    let input = b"{\"type\":\"answer\",\"content\":\"fixed \xFF3 files \xE2\x82\"}\n{\"type\":\"complete\",\"exit_code\":0,\"session_id\":\"s\",\"model\":\"m\"}\n";
+    let r = run(input, Dialect::Adal, Dialect::Localcode);
+    assert_eq!(r.messages, vec!["1: not valid UTF-8 (bad byte at offset 34); read with U+FFFD in its place"]);
+    let out = common::values(&r.out);
+    let result = out.last().unwrap();
+    assert_eq!(result["type"], "result");
+    assert_eq!(result["status"], "ok");
+    assert_eq!(result["final_text"], "fixed \u{FFFD}3 files \u{FFFD}");
+    assert_eq!(r.summary.report.mended, 1);
+    assert_eq!(r.summary.report.bad, 0);
+    assert_eq!(r.summary.report.translated, 2);
+
+    // --strict still stops at it.
+    let mut opts = Options::new(Some(Dialect::Adal), Dialect::Localcode);
+    opts.strict = true;
+    let (out, summary, _) = translate_bytes(input, &opts);
+    assert!(matches!(summary.stopped, Some(Stop::Strict(_))), "{:?}", summary.stopped);
+    let out = common::values(std::str::from_utf8(&out).unwrap());
+    assert_eq!(out.len(), 1, "only the terminal record: {out:?}");
+    assert_eq!(out[0]["status"], "incomplete");
+
+    // Mended but still not JSON: one diagnostic that says both.
+    let r = run(b"{\"type\":\"answer\",\"content\":\"\xFF\"\n", Dialect::Adal, Dialect::Adal);
+    assert_eq!(r.messages.len(), 1, "{:?}", r.messages);
+    assert!(r.messages[0].starts_with("1: not valid UTF-8 (bad byte at offset 28), and not JSON"), "{:?}", r.messages);
+    assert_eq!(r.summary.report.bad, 1);
 }

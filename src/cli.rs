@@ -16,7 +16,7 @@ use agentgate::Dialect;
     long_about = "Translate the JSON Lines event streams of AI coding agents from one agent's dialect into another's.\n\n\
         Reads each FILE (or standard input) as one run, line by line, and writes it in the --to dialect as it goes. \
         Every run's output ends with exactly one terminal record, also when the input stops early. \
-        Bad lines are reported on stderr as FILE:LINE and skipped.",
+        Bad lines are reported on stderr as FILE:LINE and skipped; a line with bytes that are not UTF-8 is reported and read with U+FFFD in their place.",
     after_help = "Examples:\n  agentgate --to localcode examples/adal-lint-fix.jsonl\n  adal -q \"fix the lint errors\" -o stream-json | agentgate --to localcode | tail -1 | jq .\n  agentgate detect run.jsonl\n\n\
         Exit status: 0 translated (whatever the run's outcome), 2 usage error, 65 bad or refused input (with --strict, an undetectable dialect or an unknown format version), 66 an input file cannot be opened, 74 an I/O error.",
     args_conflicts_with_subcommands = true,

@@ -401,3 +401,33 @@ fn a_line_with_bytes_that_are_not_utf8_is_mended_not_lost() {
     assert!(r.messages[0].starts_with("1: not valid UTF-8 (bad byte at offset 28), and not JSON"), "{:?}", r.messages);
     assert_eq!(r.summary.report.bad, 1);
 }
+
+#[test]
+fn a_wuu_tool_completed_without_a_status_or_with_an_unknown_one_is_reported() {
+    let line = |v: &str| format!("{v}\n");
+    let input = [
+        r#"{"thread_id":"t","turn_id":"u","type":"turn_started"}"#,
+        r#"{"arguments":"{}","item_id":"a","name":"x","thread_id":"t","turn_id":"u","type":"tool_started"}"#,
+        r#"{"error":"","item_id":"a","name":"x","thread_id":"t","turn_id":"u","type":"tool_completed"}"#,
+        r#"{"arguments":"{}","item_id":"b","name":"x","thread_id":"t","turn_id":"u","type":"tool_started"}"#,
+        r#"{"error":"","item_id":"b","name":"x","status":"exploded","thread_id":"t","turn_id":"u","type":"tool_completed"}"#,
+        r#"{"final_message":"","run_id":"r","status":"completed","thread_id":"t","trace_path":"","turn_id":"u","type":"result"}"#,
+    ]
+    .map(line)
+    .concat();
+    let r = run(input.as_bytes(), Dialect::Wuu, Dialect::Adal);
+    assert_eq!(
+        r.messages,
+        vec![
+            "3: tool_completed without \"status\"; read as completed",
+            "5: tool_completed has status \"exploded\", which agentgate does not know; read as failed"
+        ]
+    );
+    // Still translated, as the diagnostics say.
+    let statuses: Vec<String> = common::values(&r.out)
+        .iter()
+        .filter(|l| l["type"] == "tool_result")
+        .map(|l| l["status"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(statuses, vec!["completed", "failed"]);
+}

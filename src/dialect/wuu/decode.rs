@@ -252,10 +252,19 @@ impl Decode for Decoder {
                                 known.parse().unwrap_or(ToolStatus::Failed)
                             }
                             // An unknown status word stays as an unknown member, for wuu itself.
-                            None => ToolStatus::Failed,
+                            None => {
+                                out.warn(format!(
+                                    "{kind} has status \"{word}\", which agentgate does not know; read as failed"
+                                ));
+                                ToolStatus::Failed
+                            }
                         }
                     }
-                    None => ToolStatus::Completed,
+                    // wuu always writes one (its notes): a reader is told what was assumed.
+                    None => {
+                        out.warn(format!("{kind} without \"status\"; read as completed"));
+                        ToolStatus::Completed
+                    }
                 };
                 let error = m.take_str("error").filter(|e| !e.is_empty());
                 Event::ToolResult(ToolResult {

@@ -47,6 +47,11 @@ fn run(input: &[u8], from: Dialect, to: Dialect) -> Result {
     Result { out: String::from_utf8(out).unwrap(), messages, summary }
 }
 
+/// String member `key` of each output line of type `kind`, in order.
+fn member_of_each(out: &str, kind: &str, key: &str) -> Vec<String> {
+    common::values(out).iter().filter(|l| l["type"] == kind).map(|l| l[key].as_str().unwrap().to_string()).collect()
+}
+
 /// The output holds to the target's contract (unknown kinds aside within one dialect) and
 /// every input line is accounted for.
 fn assert_sound(r: &Result, from: Dialect, to: Dialect, lines: u64, what: &str) {
@@ -345,12 +350,7 @@ fn an_adal_tool_result_without_a_status_or_with_an_unknown_one_is_reported() {
         ]
     );
     // Still translated, as the diagnostics say.
-    let errors: Vec<String> = common::values(&r.out)
-        .iter()
-        .filter(|l| l["type"] == "tool_result")
-        .map(|l| l["error"].as_str().unwrap().to_string())
-        .collect();
-    assert_eq!(errors, vec!["false", "true"]);
+    assert_eq!(member_of_each(&r.out, "tool_result", "error"), vec!["false", "true"]);
 }
 
 #[test]
@@ -424,10 +424,5 @@ fn a_wuu_tool_completed_without_a_status_or_with_an_unknown_one_is_reported() {
         ]
     );
     // Still translated, as the diagnostics say.
-    let statuses: Vec<String> = common::values(&r.out)
-        .iter()
-        .filter(|l| l["type"] == "tool_result")
-        .map(|l| l["status"].as_str().unwrap().to_string())
-        .collect();
-    assert_eq!(statuses, vec!["completed", "failed"]);
+    assert_eq!(member_of_each(&r.out, "tool_result", "status"), vec!["completed", "failed"]);
 }

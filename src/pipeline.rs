@@ -280,17 +280,16 @@ impl<'o> Run<'o> {
                     return Some(Stop::Strict(bad(&mut self.report, diag, message)));
                 }
                 mended = text;
-                match Held::parse(&mended) {
-                    Held::Object(m) => {
+                match parse_object(&mended) {
+                    Ok(m) => {
                         self.report.mended += 1;
                         diag(Diagnostic { line: n, message: format!("{message}; read with U+FFFD in its place") });
                         m
                     }
-                    Held::Bad(why) => {
+                    Err(why) => {
                         bad(&mut self.report, diag, format!("{message}, and {why}"));
                         return None;
                     }
-                    _ => unreachable!("a mended line is parsed into an object or refused"),
                 }
             }
         };
@@ -471,11 +470,16 @@ impl<'a> Held<'a> {
     }
 
     fn parse(text: &'a str) -> Self {
-        match Object::parse(text) {
-            Ok(Ok(m)) => Held::Object(m),
-            Ok(Err(NotObject(kind))) => Held::Bad(format!("JSON {kind}, not an object")),
-            Err(e) => Held::Bad(format!("not JSON: {e}")),
-        }
+        parse_object(text).map_or_else(Held::Bad, Held::Object)
+    }
+}
+
+/// A line's text as an object, or what it is instead.
+fn parse_object(text: &str) -> Result<Object<'_>, String> {
+    match Object::parse(text) {
+        Ok(Ok(m)) => Ok(m),
+        Ok(Err(NotObject(kind))) => Err(format!("JSON {kind}, not an object")),
+        Err(e) => Err(format!("not JSON: {e}")),
     }
 }
 

@@ -25,6 +25,12 @@ fn tokens(m: &mut Object<'_>, input: &str, cache_read: &str, cache_write: &str) 
     }
 }
 
+/// Puts what a member gave into `slot` where it was taken (see [`crate::object::Member::str_taken`]):
+/// whether it was.
+fn put<T>(taken: Option<Option<T>>, slot: &mut Option<T>) -> bool {
+    taken.map(|t| *slot = t).is_some()
+}
+
 /// A Session line's summary fields; what it does not know stays in `m`.
 fn summary(m: &mut Object<'_>) -> Summary {
     let tool_calls = match m.shift_remove("tool_calls") {
@@ -90,34 +96,55 @@ impl Decode for Decoder {
         }
         let event = match kind.as_ref() {
             "Route" => Event::Diagnostics { kind: "route".into(), data: std::mem::take(&mut m).into_fields() },
+            // The kinds most lines are: their members taken in one pass.
             "Turn" => {
-                let turn = m.take_count("turn");
-                Event::RoundEnd { id: turn.map(|t| t.to_string()), stop: m.take_str("turn_stop") }
+                let (mut turn, mut stop) = (None, None);
+                m.take_each(|k, v| match k {
+                    "turn" => put(v.count_taken(), &mut turn),
+                    "turn_stop" => put(v.str_taken(), &mut stop),
+                    _ => false,
+                });
+                Event::RoundEnd { id: turn.map(|t| t.to_string()), stop }
             }
             "ToolCall" => {
-                let arguments = match m.take_text("arguments") {
-                    Some(t) => Arguments::json_text(t.into_owned()),
-                    None => match m.shift_remove("arguments") {
-                        Some(Value::Null) | None => Arguments::default(),
-                        Some(v) => Arguments::value(v),
-                    },
-                };
-                Event::ToolCall(ToolCall {
-                    id: m.take_str("call_id"),
-                    index: None,
-                    name: m.take_str("name").unwrap_or_default(),
-                    arguments,
-                })
+                let (mut arguments, mut id, mut name) = (Arguments::default(), None, None);
+                m.take_each(|k, v| {
+                    match k {
+                        "arguments" => {
+                            arguments = match v.as_str() {
+                                Some(t) => Arguments::json_text(t.into_owned()),
+                                None if v.is_null() => Arguments::default(),
+                                None => Arguments::value(v.to_value()),
+                            }
+                        }
+                        "call_id" => return put(v.str_taken(), &mut id),
+                        "name" => return put(v.str_taken(), &mut name),
+                        _ => return false,
+                    }
+                    true
+                });
+                Event::ToolCall(ToolCall { id, index: None, name: name.unwrap_or_default(), arguments })
             }
             "Usage" => {
-                let turn = m.take_count("turn");
+                let (mut turn, mut final_, mut model, mut t) = (None, None, None, Tokens::default());
+                m.take_each(|k, v| match k {
+                    "turn" => put(v.count_taken(), &mut turn),
+                    "final_usage" => put(v.bool_taken().map(Some), &mut final_),
+                    "model" => put(v.str_taken(), &mut model),
+                    "input_tokens" => put(v.count_taken(), &mut t.input),
+                    "output_tokens" => put(v.count_taken(), &mut t.output),
+                    "cached_input_tokens" => put(v.count_taken(), &mut t.cache_read),
+                    "cache_creation_input_tokens" => put(v.count_taken(), &mut t.cache_write),
+                    "reasoning_output_tokens" => put(v.count_taken(), &mut t.reasoning),
+                    _ => false,
+                });
                 Event::Usage(Usage {
                     scope: Scope::Round,
                     basis: Basis::Cumulative,
-                    final_: m.take_bool("final_usage").unwrap_or(true),
+                    final_: final_.unwrap_or(true),
                     of: turn.map(|t| t.to_string()),
-                    model: m.take_str("model"),
-                    tokens: tokens(&mut m, "input_tokens", "cached_input_tokens", "cache_creation_input_tokens"),
+                    model,
+                    tokens: t,
                 })
             }
             "Approval" => {

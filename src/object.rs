@@ -114,6 +114,7 @@ impl<'a> Member<'a> {
     /// What [`Object::take_str`] takes of this member: `Some` where it is taken (a string; a
     /// number or boolean as its JSON text; `None` for null), `None` where it stays (an object
     /// or array, kept as an unknown member).
+    #[inline]
     pub fn str_taken(&self) -> Option<Option<String>> {
         if let Some(s) = self.as_str() {
             return Some(Some(s.into_owned()));
@@ -126,6 +127,7 @@ impl<'a> Member<'a> {
 
     /// What [`Object::take_count`] takes of this member: `Some` where it is taken (a count;
     /// `None` for null), `None` where it stays (not a count, so kept, not lost).
+    #[inline]
     pub fn count_taken(&self) -> Option<Option<u64>> {
         let c = match self {
             Member::Raw(r, _) => raw_count(r),
@@ -140,6 +142,7 @@ impl<'a> Member<'a> {
 
     /// What [`Object::take_bool`] takes of this member: a boolean, or `"true"` / `"false"`
     /// in any case; `None` where it stays.
+    #[inline]
     pub fn bool_taken(&self) -> Option<bool> {
         match self {
             Member::Raw(r, _) if *r == "true" => Some(true),

@@ -240,6 +240,25 @@ impl Contract {
         problems
     }
 
+    /// The integer fields of a `kind` record that are written as a string holding an integer
+    /// (`"120"`), read as that integer in place: a decoder accepts a count written either way
+    /// (DESIGN.md: numbers are numbers). A note for each field read so.
+    pub fn read_integer_strings(&self, kind: &str, obj: &mut Object<'_>) -> Vec<String> {
+        let Some(spec) = self.kinds.get(kind) else { return Vec::new() };
+        let mut notes = Vec::new();
+        for (name, field) in &spec.fields {
+            if field.ty != FieldType::Integer {
+                continue;
+            }
+            // Asked only of a line the contract refused: the copy costs nothing that matters.
+            let Some(text) = obj.get_str(name).map(|s| s.into_owned()) else { continue };
+            let Some(n) = integer_text(&text) else { continue };
+            notes.push(format!("{kind}.{name} is the string \"{text}\", not an integer; read as {n}"));
+            obj.insert(name.as_str(), n);
+        }
+        notes
+    }
+
     /// Whether `value` may stand in field `field` of a `kind` record: true for fields the
     /// contract does not list.
     pub fn accepts(&self, kind: &str, field: &str, value: &Member<'_>) -> bool {
@@ -311,6 +330,16 @@ fn check_field(name: &str, field: &Field, v: &Value, kind: &str, problems: &mut 
     if let (Some(sub), Some(o)) = (&field.fields, v.as_object()) {
         check_fields(sub, o, &format!("{kind}.{name}"), problems);
     }
+}
+
+/// The integer a string holds when it is written as JSON writes an integer: an optional minus
+/// sign and digits, nothing else (no plus sign, no space, no fraction).
+fn integer_text(s: &str) -> Option<Value> {
+    let digits = s.strip_prefix('-').unwrap_or(s);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse::<u64>().map(Value::from).or_else(|_| s.parse::<i64>().map(Value::from)).ok()
 }
 
 /// Whether a raw JSON value surely fits `field`, from its first bytes: strings only where any

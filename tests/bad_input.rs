@@ -426,3 +426,45 @@ fn a_wuu_tool_completed_without_a_status_or_with_an_unknown_one_is_reported() {
     // Still translated, as the diagnostics say.
     assert_eq!(member_of_each(&r.out, "tool_result", "status"), vec!["completed", "failed"]);
 }
+
+/// DESIGN.md: a decoder accepts a count written as a string or an integer. loom and canonical
+/// write integers and hold their lines to their contracts; a count given there as a string of
+/// digits is still read (with a line on stderr), not the whole record lost with it.
+#[test]
+fn a_count_written_as_a_string_is_read_by_the_strict_decoders_and_reported() {
+    let loom = concat!(
+        r#"{"arguments":"{}","call_id":"c1","kind":"ToolCall","name":"select_action","schema_version":1,"turn":"2"}"#,
+        "\n",
+        r#"{"cached_input_tokens":0,"final_usage":true,"input_tokens":"120","kind":"Usage","model":"m","output_tokens":7,"schema_version":1,"turn":2}"#,
+        "\n",
+        r#"{"exit_status":0,"kind":"Terminal","schema_version":1,"steps":"1.5","stop_reason":"Completed"}"#,
+        "\n",
+    );
+    let r = run(loom.as_bytes(), Dialect::Loom, Dialect::Loom);
+    assert_eq!(
+        r.messages,
+        vec![
+            "1: ToolCall.turn is the string \"2\", not an integer; read as 2",
+            "2: Usage.input_tokens is the string \"120\", not an integer; read as 120",
+            // Not an integer written as a string: the line is refused as before.
+            "3: Terminal.steps: expected Integer, got \"1.5\"",
+        ]
+    );
+    let out = common::values(&r.out);
+    assert_eq!(out[0]["turn"], 2, "written back as loom writes it");
+    assert_eq!((out[1]["input_tokens"].as_u64(), out[1]["output_tokens"].as_u64()), (Some(120), Some(7)));
+    let lc = common::values(&common::translate(loom.as_bytes(), Dialect::Loom, Dialect::Localcode));
+    assert_eq!(lc.last().unwrap()["tokens"], serde_json::json!({"prompt": 120, "completion": 7, "total": 127}));
+
+    let mut canonical = base(Dialect::Canonical);
+    let at = canonical.iter().position(|l| l.contains(r#""type":"usage""#)).unwrap();
+    let before = common::values(&common::translate(&join(&canonical), Dialect::Canonical, Dialect::Localcode));
+    canonical[at] = canonical[at].replacen(r#""input":1000"#, r#""input":"1000""#, 1);
+    assert!(canonical[at].contains(r#""input":"1000""#));
+    let r = run(&join(&canonical), Dialect::Canonical, Dialect::Localcode);
+    assert_eq!(
+        r.messages,
+        vec![format!("{}: usage.input is the string \"1000\", not an integer; read as 1000", at + 1)]
+    );
+    assert_eq!(common::values(&r.out), before, "read as if written as an integer");
+}

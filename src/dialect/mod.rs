@@ -312,6 +312,27 @@ pub(crate) fn take_type<'a>(line: &mut Object<'a>) -> Result<Cow<'a, str>, LineE
 
 /// Takes the member naming a line's kind (`type`, or loom's `kind`), borrowed from the line, or
 /// says it is missing.
+/// A decoder's check of a record against its dialect's contract: an integer field written as a
+/// string holding an integer is read as the integer, with a warning (a decoder accepts a count
+/// written either way); any other field the contract refuses makes the line bad.
+pub(crate) fn check_record(
+    contract: &crate::contract::Contract,
+    kind: &str,
+    m: &mut Object<'_>,
+    out: &mut Decoded,
+) -> Result<(), LineError> {
+    let Some(problem) = contract.check_fields(kind, m).into_iter().next() else { return Ok(()) };
+    let notes = contract.read_integer_strings(kind, m);
+    if notes.is_empty() {
+        return Err(LineError::bad(problem));
+    }
+    if let Some(problem) = contract.check_fields(kind, m).into_iter().next() {
+        return Err(LineError::bad(problem));
+    }
+    notes.into_iter().for_each(|n| out.warn(n));
+    Ok(())
+}
+
 pub(crate) fn take_kind<'a>(line: &mut Object<'a>, field: &str) -> Result<Cow<'a, str>, LineError> {
     if let Some(kind) = line.take_text(field) {
         return Ok(kind);

@@ -13,7 +13,7 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use crate::dialect::{take_type, Decode, Decoded, Dialect, Encode, LineError, Record, Sink, Sniff};
+use crate::dialect::{check_record, take_type, Decode, Decoded, Dialect, Encode, LineError, Record, Sink, Sniff};
 use crate::event::{Arguments, Event, Text, Tokens, ToolCall, ToolResult, Usage};
 use crate::extra::Extra;
 use crate::json::{write_line, write_serialize, Layout};
@@ -78,10 +78,9 @@ impl Decode for Decoder {
             out.push(Record::new(Dialect::Canonical, Event::Extension { line }));
             return Ok(());
         }
-        // Our own format, held to its contract: a field of the wrong type is a bad line.
-        if let Some(problem) = Dialect::Canonical.contract().check_fields(&kind, &m).into_iter().next() {
-            return Err(LineError::bad(problem));
-        }
+        // Our own format, held to its contract: a field of the wrong type is a bad line (but a
+        // count written as a string of digits is still that count).
+        check_record(Dialect::Canonical.contract(), &kind, &mut m, out)?;
         // A tool's output, most of the bytes, is kept as read (the contract has checked it is
         // a string); the rest goes straight from the members' text into the event.
         let mut kept = match kind.as_ref() {

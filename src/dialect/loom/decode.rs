@@ -1,7 +1,7 @@
 use serde_json::{Map, Value};
 
 use super::SCHEMA_VERSION;
-use crate::dialect::{take_kind, Decode, Decoded, Dialect, LineError, Record};
+use crate::dialect::{check_record, take_kind, Decode, Decoded, Dialect, LineError, Record};
 use crate::event::{Arguments, Basis, Event, Outcome, Scope, Summary, SummaryCall, Terminal, Tokens, ToolCall, Usage};
 use crate::object::Object;
 
@@ -90,10 +90,9 @@ impl Decode for Decoder {
         }
         let kind = take_kind(&mut m, "kind")?;
         // loom's records are a strict contract: a record without a required field, or with one
-        // of the wrong type, is not a record a reader can take (nor one loom would write back).
-        if let Some(problem) = Dialect::Loom.contract().check_fields(&kind, &m).into_iter().next() {
-            return Err(LineError::bad(problem));
-        }
+        // of the wrong type, is not a record a reader can take (nor one loom would write back);
+        // but a count written as a string of digits is still that count.
+        check_record(Dialect::Loom.contract(), &kind, &mut m, out)?;
         let event = match kind.as_ref() {
             "Route" => Event::Diagnostics { kind: "route".into(), data: std::mem::take(&mut m).into_fields() },
             // The kinds most lines are: their members taken in one pass.

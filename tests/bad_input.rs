@@ -468,3 +468,27 @@ fn a_count_written_as_a_string_is_read_by_the_strict_decoders_and_reported() {
     );
     assert_eq!(common::values(&r.out), before, "read as if written as an integer");
 }
+
+/// base-context reads its message usage by name: a count written as a string of digits is the
+/// same count (DESIGN.md), and one that is no count is left out and reported, not dropped
+/// unsaid (both once read as nothing at all).
+#[test]
+fn base_context_usage_counts_as_strings_are_read_and_bad_ones_reported() {
+    let mut lines = base(Dialect::BaseContext);
+    let before = common::values(&common::translate(&join(&lines), Dialect::BaseContext, Dialect::Localcode));
+    let usage = r#""usage":{"input":3,"output":96,"cacheRead":4120,"cacheWrite":1893,"totalTokens":6112"#;
+    // The assistant message's end, where its usage is read.
+    let at = lines.iter().position(|l| l.starts_with(r#"{"type":"message_end""#) && l.contains(usage)).unwrap();
+    lines[at] = lines[at].replacen(
+        usage,
+        r#""usage":{"input":"3","output":"96","cacheRead":"4120","cacheWrite":1893,"totalTokens":"6112""#,
+        1,
+    );
+    let r = run(&join(&lines), Dialect::BaseContext, Dialect::Localcode);
+    assert_eq!(r.messages, Vec::<String>::new());
+    assert_eq!(common::values(&r.out), before, "read as if written as integers");
+
+    lines[at] = lines[at].replacen(r#""output":"96""#, r#""output":-96"#, 1);
+    let r = run(&join(&lines), Dialect::BaseContext, Dialect::Localcode);
+    assert_eq!(r.messages, vec![format!("{}: message usage.output is -96, not a count; left out", at + 1)]);
+}

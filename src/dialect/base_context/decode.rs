@@ -10,6 +10,7 @@ use crate::event::{
     ToolStatus, Usage,
 };
 use crate::extra::Extra;
+use crate::json::{count, Count};
 use crate::object::{Member, Object};
 
 /// Member `key` of an object member, read without building a tree for the rest of it.
@@ -147,9 +148,17 @@ fn own(event: Event) -> Record {
 }
 
 /// base-context usage → canonical: its `input` excludes cache reads and writes, canonical input
-/// includes them.
-fn usage(u: &Value) -> Tokens {
-    let n = |k: &str| u.get(k).and_then(Value::as_u64);
+/// includes them. A count written as a string of digits is read as the count; one that is no
+/// count (negative, fractional, not a number) is left out and reported.
+fn usage(u: &Value, out: &mut Decoded) -> Tokens {
+    let mut n = |k: &str| match u.get(k).map(count)? {
+        Count::Value(n) => Some(n),
+        Count::Absent => None,
+        Count::Invalid => {
+            out.warn(format!("message usage.{k} is {}, not a count; left out", u[k]));
+            None
+        }
+    };
     let cache_read = n("cacheRead");
     let cache_write = n("cacheWrite");
     let input = n("input").map(|i| i + cache_read.unwrap_or(0) + cache_write.unwrap_or(0));
@@ -254,7 +263,7 @@ impl Decoder {
                 final_: true,
                 of: None,
                 model: self.model.clone(),
-                tokens: usage(u),
+                tokens: usage(u, out),
             }));
             // A stop that the message's content and error do not tell (a message cut short,
             // aborted) goes with its usage, which ends the message, for a base-context target to

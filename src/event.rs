@@ -550,18 +550,43 @@ pub enum Basis {
 /// `cache_read`, `cache_write` and `reasoning` are parts of `input` and `output`, kept apart.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tokens {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "count", skip_serializing_if = "Option::is_none")]
     pub input: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "count", skip_serializing_if = "Option::is_none")]
     pub output: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "count", skip_serializing_if = "Option::is_none")]
     pub cache_read: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "count", skip_serializing_if = "Option::is_none")]
     pub cache_write: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "count", skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "count", skip_serializing_if = "Option::is_none")]
     pub total: Option<u64>,
+}
+
+/// A count as the canonical reader takes it: an integer, or a string holding one (a decoder
+/// accepts a count written either way), or null for none.
+fn count<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    struct Count;
+    impl serde::de::Visitor<'_> for Count {
+        type Value = Option<u64>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a count (an integer from 0, or a string of digits)")
+        }
+        fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<Self::Value, E> {
+            Ok(Some(n))
+        }
+        fn visit_str<E: serde::de::Error>(self, t: &str) -> Result<Self::Value, E> {
+            match t.parse::<u64>() {
+                Ok(n) if !t.starts_with('+') => Ok(Some(n)),
+                _ => Err(E::invalid_value(serde::de::Unexpected::Str(t), &self)),
+            }
+        }
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+    }
+    d.deserialize_any(Count)
 }
 
 impl Tokens {

@@ -492,3 +492,30 @@ fn base_context_usage_counts_as_strings_are_read_and_bad_ones_reported() {
     let r = run(&join(&lines), Dialect::BaseContext, Dialect::Localcode);
     assert_eq!(r.messages, vec![format!("{}: message usage.output is -96, not a count; left out", at + 1)]);
 }
+
+/// The run's totals on a canonical `terminal` are a nested object the contract does not list
+/// field by field: its counts written as strings are read as well (once the whole terminal
+/// record was refused, and a synthesized one said the input had ended without one).
+#[test]
+fn a_canonical_terminal_with_its_totals_written_as_strings_is_read() {
+    let mut lines = base(Dialect::Canonical);
+    let last = lines.len() - 1;
+    let before = common::values(&common::translate(&join(&lines), Dialect::Canonical, Dialect::Localcode));
+    let totals = r#""usage":{"input":5200,"output":100,"cache_read":4200,"total":5300}"#;
+    assert!(lines[last].contains(totals));
+    lines[last] =
+        lines[last].replacen(totals, r#""usage":{"input":"5200","output":"100","cache_read":4200,"total":"5300"}"#, 1);
+    let r = run(&join(&lines), Dialect::Canonical, Dialect::Localcode);
+    assert_eq!(r.messages, Vec::<String>::new());
+    assert_eq!(common::values(&r.out), before);
+
+    lines[last] = lines[last].replacen(r#""output":"100""#, r#""output":"-1""#, 1);
+    let r = run(&join(&lines), Dialect::Canonical, Dialect::Localcode);
+    assert_eq!(
+        r.messages,
+        vec![format!(
+            "{}: terminal: invalid value: string \"-1\", expected a count (an integer from 0, or a string of digits)",
+            last + 1
+        )]
+    );
+}

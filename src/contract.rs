@@ -231,13 +231,29 @@ impl Contract {
             match obj.get(name) {
                 None if field.required => problems.push(format!("{kind}: missing required field \"{name}\"")),
                 None => {}
-                Some(m) if field.nullable && m.is_null() => {}
-                // The JSON type alone settles it: no need to build the value.
-                Some(Member::Raw(r, _)) if field.fields.is_none() && raw_fits(field, r) => {}
-                Some(m) => check_field(name, field, &m.to_value(), kind, &mut problems),
+                Some(m) => member_problems(kind, name, field, m, &mut problems),
             }
         }
         problems
+    }
+
+    /// The optional fields of a `kind` record whose values the contract refuses (a wrong type,
+    /// a null where the dialect writes none), taken out: a field the record may lack is read as
+    /// absent rather than the record lost with it. A note for each.
+    pub fn leave_out_refused_optional(&self, kind: &str, obj: &mut Object<'_>) -> Vec<String> {
+        let Some(spec) = self.kinds.get(kind) else { return Vec::new() };
+        let mut notes = Vec::new();
+        for (name, field) in spec.fields.iter().filter(|(_, f)| !f.required) {
+            let mut problems = Vec::new();
+            if let Some(m) = obj.get(name) {
+                member_problems(kind, name, field, m, &mut problems);
+            }
+            if let Some(first) = problems.first() {
+                notes.push(format!("{first}; the field is left out"));
+                obj.remove(name);
+            }
+        }
+        notes
     }
 
     /// The integer fields of a `kind` record that are written as a string holding an integer
@@ -316,6 +332,16 @@ fn check_fields(fields: &Table<Field>, obj: &Map<String, Value>, kind: &str, pro
             None => {}
             Some(v) => check_field(name, field, v, kind, problems),
         }
+    }
+}
+
+/// Problems with member `m` of a record as its field `name`.
+fn member_problems(kind: &str, name: &str, field: &Field, m: &Member<'_>, problems: &mut Vec<String>) {
+    match m {
+        _ if field.nullable && m.is_null() => {}
+        // The JSON type alone settles it: no need to build the value.
+        Member::Raw(r, _) if field.fields.is_none() && raw_fits(field, r) => {}
+        m => check_field(name, field, &m.to_value(), kind, problems),
     }
 }
 

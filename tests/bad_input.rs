@@ -446,13 +446,15 @@ fn a_count_written_as_a_string_is_read_by_the_strict_decoders_and_reported() {
         vec![
             "1: ToolCall.turn is the string \"2\", not an integer; read as 2",
             "2: Usage.input_tokens is the string \"120\", not an integer; read as 120",
-            // Not an integer written as a string: the line is refused as before.
-            "3: Terminal.steps: expected Integer, got \"1.5\"",
+            // Not an integer written as a string: the optional field is left out, not the record.
+            "3: Terminal.steps: expected Integer, got \"1.5\"; the field is left out",
         ]
     );
     let out = common::values(&r.out);
     assert_eq!(out[0]["turn"], 2, "written back as loom writes it");
     assert_eq!((out[1]["input_tokens"].as_u64(), out[1]["output_tokens"].as_u64()), (Some(120), Some(7)));
+    assert_eq!(out.len(), 3);
+    assert_eq!((out[2]["stop_reason"].as_str(), out[2].get("steps")), (Some("Completed"), None));
     let lc = common::values(&common::translate(loom.as_bytes(), Dialect::Loom, Dialect::Localcode));
     assert_eq!(lc.last().unwrap()["tokens"], serde_json::json!({"prompt": 120, "completion": 7, "total": 127}));
 
@@ -518,4 +520,42 @@ fn a_canonical_terminal_with_its_totals_written_as_strings_is_read() {
             last + 1
         )]
     );
+}
+
+/// A loom or canonical record whose optional field has a value its contract refuses (a wrong
+/// type, a null where the dialect writes none) is read without that field, and said so: the
+/// record stands (a Terminal's stop reason once gave way to a synthesized "input ended without
+/// a terminal record"). A required field missing or refused still makes the line bad.
+#[test]
+fn a_refused_optional_field_is_left_out_and_a_refused_required_one_refuses_the_line() {
+    let loom = concat!(
+        r#"{"arguments":"{}","call_id":null,"kind":"ToolCall","name":"select_action","schema_version":1,"turn":1}"#,
+        "\n",
+        r#"{"exit_status":3,"kind":"Terminal","protocol":null,"schema_version":1,"steps":[1],"stop_reason":"StepBudget"}"#,
+        "\n",
+    );
+    let r = run(loom.as_bytes(), Dialect::Loom, Dialect::Adal);
+    assert_eq!(
+        r.messages,
+        vec![
+            "1: ToolCall.call_id: null where a value is required",
+            "2: Terminal.protocol: null where a value is required; the field is left out",
+            "2: Terminal.steps: expected Integer, got [1]; the field is left out",
+        ]
+    );
+    let out = common::values(&r.out);
+    assert_eq!(out.iter().map(|l| l["type"].as_str().unwrap()).collect::<Vec<_>>(), ["error", "complete"]);
+    assert_eq!(out[1]["exit_code"], 1, "StepBudget is a failed run to adal, not a cut-off one");
+    assert!(out[0]["message"].as_str().unwrap().contains("StepBudget"), "{}", out[0]);
+
+    let mut canonical = base(Dialect::Canonical);
+    let last = canonical.len() - 1;
+    canonical[last] = canonical[last].replacen(r#""model":"gpt-5.1-codex""#, r#""model":7"#, 1);
+    let r = run(&join(&canonical), Dialect::Canonical, Dialect::Canonical);
+    assert_eq!(
+        r.messages,
+        vec![format!("{}: terminal.model: expected String, got 7; the field is left out", last + 1)]
+    );
+    let terminal = common::values(&r.out).pop().unwrap();
+    assert_eq!((terminal["outcome"].as_str(), terminal.get("synthesized")), (Some("completed"), None));
 }

@@ -312,20 +312,21 @@ pub(crate) fn take_type<'a>(line: &mut Object<'a>) -> Result<Cow<'a, str>, LineE
 
 /// Takes the member naming a line's kind (`type`, or loom's `kind`), borrowed from the line, or
 /// says it is missing.
-/// A decoder's check of a record against its dialect's contract: an integer field written as a
-/// string holding an integer is read as the integer, with a warning (a decoder accepts a count
-/// written either way); any other field the contract refuses makes the line bad.
+/// A decoder's check of a record against its dialect's contract. An integer field written as a
+/// string holding an integer is read as the integer (a decoder accepts a count written either
+/// way), and an optional field the contract refuses is left out, each with a warning; a
+/// required field missing or refused makes the line bad (nothing is written from it).
 pub(crate) fn check_record(
     contract: &crate::contract::Contract,
     kind: &str,
     m: &mut Object<'_>,
     out: &mut Decoded,
 ) -> Result<(), LineError> {
-    let Some(problem) = contract.check_fields(kind, m).into_iter().next() else { return Ok(()) };
-    let notes = contract.read_integer_strings(kind, m);
-    if notes.is_empty() {
-        return Err(LineError::bad(problem));
+    if contract.check_fields(kind, m).is_empty() {
+        return Ok(());
     }
+    let mut notes = contract.read_integer_strings(kind, m);
+    notes.extend(contract.leave_out_refused_optional(kind, m));
     if let Some(problem) = contract.check_fields(kind, m).into_iter().next() {
         return Err(LineError::bad(problem));
     }

@@ -310,8 +310,6 @@ pub(crate) fn take_type<'a>(line: &mut Object<'a>) -> Result<Cow<'a, str>, LineE
     take_kind(line, "type")
 }
 
-/// Takes the member naming a line's kind (`type`, or loom's `kind`), borrowed from the line, or
-/// says it is missing.
 /// A decoder's check of a record against its dialect's contract. An integer field written as a
 /// string holding an integer is read as the integer (a decoder accepts a count written either
 /// way), and an optional field the contract refuses is left out, each with a warning; a
@@ -334,6 +332,8 @@ pub(crate) fn check_record(
     Ok(())
 }
 
+/// Takes the member naming a line's kind (`type`, or loom's `kind`), borrowed from the line, or
+/// says it is missing.
 pub(crate) fn take_kind<'a>(line: &mut Object<'a>, field: &str) -> Result<Cow<'a, str>, LineError> {
     if let Some(kind) = line.take_text(field) {
         return Ok(kind);

@@ -78,8 +78,9 @@ impl Decode for Decoder {
             out.push(Record::new(Dialect::Canonical, Event::Extension { line }));
             return Ok(());
         }
-        // Our own format, held to its contract: a field of the wrong type is a bad line (but a
-        // count written as a string of digits is still that count).
+        // Our own format, held to its contract: a required field missing or of the wrong type
+        // is a bad line (a count written as a string of digits is still that count, and an
+        // optional field of the wrong type is left out).
         check_record(Dialect::Canonical.contract(), &kind, &mut m, out)?;
         // A tool's output, most of the bytes, is kept as read (the contract has checked it is
         // a string); the rest goes straight from the members' text into the event.

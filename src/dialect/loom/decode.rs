@@ -91,7 +91,8 @@ impl Decode for Decoder {
         let kind = take_kind(&mut m, "kind")?;
         // loom's records are a strict contract: a record without a required field, or with one
         // of the wrong type, is not a record a reader can take (nor one loom would write back);
-        // but a count written as a string of digits is still that count.
+        // but a count written as a string of digits is still that count, and an optional field
+        // of the wrong type is left out rather than the record lost.
         check_record(Dialect::Loom.contract(), &kind, &mut m, out)?;
         let event = match kind.as_ref() {
             "Route" => Event::Diagnostics { kind: "route".into(), data: std::mem::take(&mut m).into_fields() },

@@ -30,6 +30,32 @@ fn a_bash_call_reported_as_tool_and_command_events_is_one_call() {
     assert_eq!(bash["error"], "true");
 }
 
+/// The two families of a bash call in either order, also one after the other: one call. An id
+/// that a finished call used, started again by the same family, is a new call.
+#[test]
+fn a_bash_call_whose_families_report_one_after_the_other_is_still_one_call() {
+    let line = |kind: &str, item: &str, rest: &str| {
+        format!(r#"{{"item_id":"{item}","thread_id":"t","turn_id":"u","type":"{kind}"{rest}}}"#) + "\n"
+    };
+    let started = r#","arguments":"{\"command\":\"ls\"}","name":"bash""#;
+    let output = r#","delta":"a\n""#;
+    let completed = r#","error":"","name":"bash","status":"completed""#;
+    let mut input = String::from("{\"thread_id\":\"t\",\"turn_id\":\"u\",\"type\":\"turn_started\"}\n");
+    for (family, item) in [("command", "c1"), ("tool", "c1"), ("tool", "c2"), ("command", "c2"), ("tool", "c2")] {
+        input += &line(&format!("{family}_started"), item, started);
+        input += &line(&format!("{family}_output_delta"), item, output);
+        input += &line(&format!("{family}_completed"), item, completed);
+    }
+    input += r#"{"final_message":"x","run_id":"r","status":"completed","thread_id":"t","trace_path":"","turn_id":"u","type":"result"}"#;
+    let out = common::values(&common::translate(input.as_bytes(), Dialect::Wuu, Dialect::Adal));
+    let calls: Vec<&str> = out.iter().filter(|l| l["type"] == "tool_call").map(|l| l["id"].as_str().unwrap()).collect();
+    // c1 once; c2 once for its two families, and once more when the tool family starts it anew.
+    assert_eq!(calls, ["c1", "c2", "c2"]);
+    let outputs: Vec<&str> =
+        out.iter().filter(|l| l["type"] == "tool_result").map(|l| l["output"].as_str().unwrap()).collect();
+    assert_eq!(outputs, ["a\n", "a\n", "a\n"], "each call's output once");
+}
+
 #[test]
 fn usage_snapshots_count_once_and_turns_add_up() {
     let lc = common::values(&common::translate(&fixture("wuu/success.jsonl"), Dialect::Wuu, Dialect::Localcode));

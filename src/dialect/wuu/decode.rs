@@ -27,6 +27,9 @@ struct Item {
     /// The family whose output deltas are the call's output.
     output_by: Option<Family>,
     done: bool,
+    /// A bash call, which the command family reports too: kept past its first end, for a twin
+    /// that reports the call after the first family finished it.
+    bash: bool,
 }
 
 pub struct Decoder {
@@ -59,7 +62,7 @@ impl Decoder {
 
     /// Notes that `family` reported an event for `item`; true when this event repeats what the
     /// other family already said (then it adds nothing).
-    fn seen(&mut self, item: &str, family: Family, what: Step) -> bool {
+    fn seen(&mut self, item: &str, family: Family, what: Step, bash: bool) -> bool {
         let i = match self.items.get_index_of(item) {
             Some(i) => i,
             None => {
@@ -68,12 +71,26 @@ impl Decoder {
             }
         };
         let entry = &mut self.items[i];
-        match family {
-            Family::Tool => entry.tool = true,
-            Family::Command => entry.command = true,
-        }
+        let again = match family {
+            Family::Tool => std::mem::replace(&mut entry.tool, true),
+            Family::Command => std::mem::replace(&mut entry.command, true),
+        };
         match what {
-            Step::Start => entry.tool && entry.command,
+            Step::Start if entry.done && again => {
+                // A family that finished this item starts it again: a new call under an id
+                // used before.
+                *entry = Item::default();
+                match family {
+                    Family::Tool => entry.tool = true,
+                    Family::Command => entry.command = true,
+                }
+                entry.bash = bash;
+                false
+            }
+            Step::Start => {
+                entry.bash |= bash;
+                entry.tool && entry.command
+            }
             Step::Output => *entry.output_by.get_or_insert(family) != family,
             Step::End => {
                 let twin_seen = entry.tool && entry.command;
@@ -82,7 +99,7 @@ impl Decoder {
                     true
                 } else {
                     entry.done = true;
-                    if !twin_seen {
+                    if !twin_seen && !entry.bash {
                         self.items.shift_remove_index(i);
                     }
                     false
@@ -152,7 +169,9 @@ impl Decode for Decoder {
                 _ => None,
             };
             if let (Some(step), Some(item)) = (step, m.get_str("item_id")) {
-                if self.seen(&item, family, step) {
+                // Only bash has a command family (wuu's notes).
+                let bash = family == Family::Command || m.get_str("name").as_deref() == Some("bash");
+                if self.seen(&item, family, step, bash) {
                     // The other family already reported this: one call, counted once.
                     out.fold();
                     return Ok(());

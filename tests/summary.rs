@@ -113,3 +113,67 @@ fn the_cli_summarizes_a_mixed_folder_in_sorted_order_and_goes_on_past_bad_files(
     assert!(one.lines().last().unwrap().starts_with("total (1 run) "), "{one}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Every integer in every line of every fixture written as a string of digits, and every string
+/// of digits written as an integer, one at a time: the run's figures do not change (DESIGN.md:
+/// a decoder accepts a count written either way). Found the loom, canonical and base-context
+/// decoders reading such a count as nothing, or refusing its whole line.
+#[test]
+fn a_count_written_the_other_way_changes_no_figure_of_any_fixture() {
+    fn numbers(v: &Value, at: &mut Vec<String>, found: &mut Vec<Vec<String>>) {
+        match v {
+            Value::Object(m) => m.iter().for_each(|(k, x)| {
+                at.push(k.clone());
+                numbers(x, at, found);
+                at.pop();
+            }),
+            Value::Array(a) => a.iter().enumerate().for_each(|(i, x)| {
+                at.push(i.to_string());
+                numbers(x, at, found);
+                at.pop();
+            }),
+            Value::Number(n) if n.is_u64() => found.push(at.clone()),
+            Value::String(s) if !s.is_empty() && s.len() < 16 && s.bytes().all(|b| b.is_ascii_digit()) => {
+                found.push(at.clone())
+            }
+            _ => {}
+        }
+    }
+    let figures = |input: &[u8], dialect: Dialect| {
+        let mut s = summarize(input, "run", Some(dialect), true);
+        s.problems.clear();
+        s
+    };
+    let mut tried = 0;
+    for case in common::cases() {
+        let text = String::from_utf8(case.input.clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let expected = figures(&case.input, case.dialect);
+        for (i, line) in lines.iter().enumerate() {
+            let Ok(value) = serde_json::from_str::<Value>(line) else { continue };
+            let mut found = Vec::new();
+            numbers(&value, &mut Vec::new(), &mut found);
+            // Format versions are not counts: a version written otherwise is refused.
+            found.retain(|p| !matches!(p.as_slice(), [k] if ["v", "schema_version", "version"].contains(&k.as_str())));
+            for path in found {
+                let mut changed = value.clone();
+                let slot = path.iter().fold(&mut changed, |v, k| match v {
+                    Value::Array(a) => &mut a[k.parse::<usize>().unwrap()],
+                    v => &mut v[k.as_str()],
+                });
+                *slot = match slot {
+                    Value::Number(n) => Value::String(n.to_string()),
+                    Value::String(s) => Value::from(s.parse::<u64>().unwrap()),
+                    _ => unreachable!("only numbers and digit strings are found"),
+                };
+                let mut input = lines.clone();
+                let line = changed.to_string();
+                input[i] = &line;
+                let got = figures(input.join("\n").as_bytes(), case.dialect);
+                assert_eq!(got, expected, "{}:{}: {} written the other way", case.name, i + 1, path.join("."));
+                tried += 1;
+            }
+        }
+    }
+    assert!(tried > 1000, "{tried}");
+}

@@ -177,3 +177,77 @@ fn a_count_written_the_other_way_changes_no_figure_of_any_fixture() {
     }
     assert!(tried > 1000, "{tried}");
 }
+
+/// DESIGN.md: decoders accept any valid JSON layout. Every fixture with its lines laid out
+/// otherwise (members in reverse order at every depth, Python's spaced separators, whitespace
+/// around the line, every non-ASCII character and `/` escaped) gives the same figures.
+#[test]
+fn a_fixture_laid_out_otherwise_gives_the_same_figures() {
+    fn reversed(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => Value::Object(m.iter().rev().map(|(k, x)| (k.clone(), reversed(x))).collect()),
+            Value::Array(a) => Value::Array(a.iter().map(reversed).collect()),
+            v => v.clone(),
+        }
+    }
+    /// Spaced separators, and `\u` escapes for every non-ASCII character and `/`.
+    fn spaced(v: &Value, out: &mut String) {
+        let string = |s: &str, out: &mut String| {
+            out.push('"');
+            for c in s.chars() {
+                match c {
+                    '"' => out.push_str("\\\""),
+                    '\\' => out.push_str("\\\\"),
+                    '/' => out.push_str("\\/"),
+                    c if (c as u32) < 0x20 || !c.is_ascii() => {
+                        let mut units = [0u16; 2];
+                        c.encode_utf16(&mut units).iter().for_each(|u| out.push_str(&format!("\\u{u:04X}")));
+                    }
+                    c => out.push(c),
+                }
+            }
+            out.push('"');
+        };
+        match v {
+            Value::Object(m) => {
+                out.push('{');
+                for (n, (k, x)) in m.iter().enumerate() {
+                    out.push_str(if n == 0 { "" } else { ", " });
+                    string(k, out);
+                    out.push_str(" : ");
+                    spaced(x, out);
+                }
+                out.push('}');
+            }
+            Value::Array(a) => {
+                out.push('[');
+                for (n, x) in a.iter().enumerate() {
+                    out.push_str(if n == 0 { "" } else { " , " });
+                    spaced(x, out);
+                }
+                out.push(']');
+            }
+            Value::String(s) => string(s, out),
+            v => out.push_str(&v.to_string()),
+        }
+    }
+    let figures = |input: &[u8], dialect: Dialect| summarize(input, "run", Some(dialect), true);
+    for case in common::cases() {
+        let text = String::from_utf8(case.input.clone()).unwrap();
+        let expected = figures(&case.input, case.dialect);
+        let relaid: String = text
+            .lines()
+            .map(|line| match serde_json::from_str::<Value>(line) {
+                Ok(v) => {
+                    let mut out = String::from(" \t");
+                    spaced(&reversed(&v), &mut out);
+                    out + " \r\n"
+                }
+                // Bad lines stay as they are: the same diagnostics either way.
+                Err(_) => format!("{line}\n"),
+            })
+            .collect();
+        assert_ne!(relaid.as_bytes(), &case.input[..]);
+        assert_eq!(figures(relaid.as_bytes(), case.dialect), expected, "{}", case.name);
+    }
+}

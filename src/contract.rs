@@ -256,21 +256,25 @@ impl Contract {
         notes
     }
 
-    /// The integer fields of a `kind` record that are written as a string holding an integer
-    /// (`"120"`), read as that integer in place: a decoder accepts a count written either way
-    /// (DESIGN.md: numbers are numbers). A note for each field read so.
-    pub fn read_integer_strings(&self, kind: &str, obj: &mut Object<'_>) -> Vec<String> {
+    /// The integer and boolean fields of a `kind` record that are written as a string holding
+    /// one (`"120"`, `"true"`), read as that value in place: a decoder accepts a count written
+    /// either way (DESIGN.md: numbers are numbers), and a flag as localcode writes its flags. A
+    /// note for each field read so.
+    pub fn read_scalar_strings(&self, kind: &str, obj: &mut Object<'_>) -> Vec<String> {
         let Some(spec) = self.kinds.get(kind) else { return Vec::new() };
         let mut notes = Vec::new();
         for (name, field) in &spec.fields {
-            if field.ty != FieldType::Integer {
-                continue;
-            }
+            let read: fn(&str) -> Option<Value> = match field.ty {
+                FieldType::Integer => integer_text,
+                FieldType::Boolean => |s| matches!(s, "true" | "false").then(|| Value::Bool(s == "true")),
+                _ => continue,
+            };
             // Asked only of a line the contract refused: the copy costs nothing that matters.
             let Some(text) = obj.get_str(name).map(|s| s.into_owned()) else { continue };
-            let Some(n) = integer_text(&text) else { continue };
-            notes.push(format!("{kind}.{name} is the string \"{text}\", not an integer; read as {n}"));
-            obj.insert(name.as_str(), n);
+            let Some(value) = read(&text) else { continue };
+            let what = if field.ty == FieldType::Integer { "an integer" } else { "a boolean" };
+            notes.push(format!("{kind}.{name} is the string \"{text}\", not {what}; read as {value}"));
+            obj.insert(name.as_str(), value);
         }
         notes
     }

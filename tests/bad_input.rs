@@ -431,11 +431,11 @@ fn a_wuu_tool_completed_without_a_status_or_with_an_unknown_one_is_reported() {
 /// write integers and hold their lines to their contracts; a count given there as a string of
 /// digits is still read (with a line on stderr), not the whole record lost with it.
 #[test]
-fn a_count_written_as_a_string_is_read_by_the_strict_decoders_and_reported() {
+fn a_count_or_a_flag_written_as_a_string_is_read_by_the_strict_decoders_and_reported() {
     let loom = concat!(
         r#"{"arguments":"{}","call_id":"c1","kind":"ToolCall","name":"select_action","schema_version":1,"turn":"2"}"#,
         "\n",
-        r#"{"cached_input_tokens":0,"final_usage":true,"input_tokens":"120","kind":"Usage","model":"m","output_tokens":7,"schema_version":1,"turn":2}"#,
+        r#"{"cached_input_tokens":0,"final_usage":"true","input_tokens":"120","kind":"Usage","model":"m","output_tokens":7,"schema_version":1,"turn":2}"#,
         "\n",
         r#"{"exit_status":0,"kind":"Terminal","schema_version":1,"steps":"1.5","stop_reason":"Completed"}"#,
         "\n",
@@ -446,6 +446,7 @@ fn a_count_written_as_a_string_is_read_by_the_strict_decoders_and_reported() {
         vec![
             "1: ToolCall.turn is the string \"2\", not an integer; read as 2",
             "2: Usage.input_tokens is the string \"120\", not an integer; read as 120",
+            "2: Usage.final_usage is the string \"true\", not a boolean; read as true",
             // Not an integer written as a string: the optional field is left out, not the record.
             "3: Terminal.steps: expected Integer, got \"1.5\"; the field is left out",
         ]
@@ -453,6 +454,7 @@ fn a_count_written_as_a_string_is_read_by_the_strict_decoders_and_reported() {
     let out = common::values(&r.out);
     assert_eq!(out[0]["turn"], 2, "written back as loom writes it");
     assert_eq!((out[1]["input_tokens"].as_u64(), out[1]["output_tokens"].as_u64()), (Some(120), Some(7)));
+    assert_eq!(out[1]["final_usage"], true);
     assert_eq!(out.len(), 3);
     assert_eq!((out[2]["stop_reason"].as_str(), out[2].get("steps")), (Some("Completed"), None));
     let lc = common::values(&common::translate(loom.as_bytes(), Dialect::Loom, Dialect::Localcode));

@@ -310,9 +310,9 @@ pub(crate) fn take_type<'a>(line: &mut Object<'a>) -> Result<Cow<'a, str>, LineE
     take_kind(line, "type")
 }
 
-/// A decoder's check of a record against its dialect's contract. An integer field written as a
-/// string holding an integer is read as the integer (a decoder accepts a count written either
-/// way), and an optional field the contract refuses is left out, each with a warning; a
+/// A decoder's check of a record against its dialect's contract. An integer or boolean field
+/// written as a string holding one is read as that value (a decoder accepts a count written
+/// either way), and an optional field the contract refuses is left out, each with a warning; a
 /// required field missing or refused makes the line bad (nothing is written from it).
 pub(crate) fn check_record(
     contract: &crate::contract::Contract,
@@ -323,7 +323,7 @@ pub(crate) fn check_record(
     if contract.check_fields(kind, m).is_empty() {
         return Ok(());
     }
-    let mut notes = contract.read_integer_strings(kind, m);
+    let mut notes = contract.read_scalar_strings(kind, m);
     notes.extend(contract.leave_out_refused_optional(kind, m));
     if let Some(problem) = contract.check_fields(kind, m).into_iter().next() {
         return Err(LineError::bad(problem));

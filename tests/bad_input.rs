@@ -561,3 +561,33 @@ fn a_refused_optional_field_is_left_out_and_a_refused_required_one_refuses_the_l
     let terminal = common::values(&r.out).pop().unwrap();
     assert_eq!((terminal["outcome"].as_str(), terminal.get("synthesized")), (Some("completed"), None));
 }
+
+/// base-context's input excludes the cache figures canonical input includes: converting adds and
+/// subtracts them. Counts near the largest integer saturate there rather than wrap (in a release
+/// build a wrapped sum was a small, wrong count; in a debug build, a panic).
+#[test]
+fn base_context_usage_near_the_largest_count_saturates_instead_of_wrapping() {
+    let max = u64::MAX.to_string();
+    let localcode = format!(
+        concat!(
+            r#"{{"type": "content", "chunk": "x", "chars": "1"}}"#,
+            "\n",
+            r#"{{"type": "turn_tokens", "prompt_tokens": "{max}", "completion_tokens": "5", "total_tokens": "{max}"}}"#,
+            "\n"
+        ),
+        max = max
+    );
+    let out = common::translate(localcode.as_bytes(), Dialect::Localcode, Dialect::BaseContext);
+    let end = common::values(&out).into_iter().find(|l| l["type"] == "message_end").unwrap();
+    let usage = &end["message"]["usage"];
+    assert_eq!((usage["input"].as_u64(), usage["output"].as_u64()), (Some(u64::MAX), Some(5)));
+    assert_eq!(usage["totalTokens"].as_u64(), Some(u64::MAX), "{usage}");
+
+    let mut lines = base(Dialect::BaseContext);
+    let usage = r#""usage":{"input":3,"output":96,"cacheRead":4120,"#;
+    let at = lines.iter().position(|l| l.starts_with(r#"{"type":"message_end""#) && l.contains(usage)).unwrap();
+    lines[at] = lines[at].replacen(usage, &format!(r#""usage":{{"input":{max},"output":96,"cacheRead":4120,"#), 1);
+    let out = common::translate(&join(&lines), Dialect::BaseContext, Dialect::Canonical);
+    let first = common::values(&out).into_iter().find(|l| l["type"] == "usage").unwrap();
+    assert_eq!(first["input"].as_u64(), Some(u64::MAX), "{first}");
+}

@@ -161,7 +161,8 @@ fn usage(u: &Value, out: &mut Decoded) -> Tokens {
     };
     let cache_read = n("cacheRead");
     let cache_write = n("cacheWrite");
-    let input = n("input").map(|i| i + cache_read.unwrap_or(0) + cache_write.unwrap_or(0));
+    // Saturating: a count near the largest integer is kept as large as it can be, not wrapped.
+    let input = n("input").map(|i| i.saturating_add(cache_read.unwrap_or(0)).saturating_add(cache_write.unwrap_or(0)));
     Tokens { input, output: n("output"), cache_read, cache_write, reasoning: None, total: n("totalTokens") }
 }
 

@@ -205,14 +205,15 @@ pub(crate) fn iso(ms: u64) -> String {
 fn usage_counts(t: &Tokens) -> [(&'static str, u64); 5] {
     let cache_read = t.cache_read.unwrap_or(0);
     let cache_write = t.cache_write.unwrap_or(0);
-    let input = t.input.unwrap_or(0).saturating_sub(cache_read + cache_write);
+    let input = t.input.unwrap_or(0).saturating_sub(cache_read.saturating_add(cache_write));
     let output = t.output.unwrap_or(0);
     [
         ("input", input),
         ("output", output),
         ("cacheRead", cache_read),
         ("cacheWrite", cache_write),
-        ("totalTokens", input + output + cache_read + cache_write),
+        // Saturating: counts near the largest integer stay as large as they can be, not wrapped.
+        ("totalTokens", [output, cache_read, cache_write].into_iter().fold(input, u64::saturating_add)),
     ]
 }
 

@@ -428,8 +428,9 @@ fn a_wuu_tool_completed_without_a_status_or_with_an_unknown_one_is_reported() {
 }
 
 /// DESIGN.md: a decoder accepts a count written as a string or an integer. loom and canonical
-/// write integers and hold their lines to their contracts; a count given there as a string of
-/// digits is still read (with a line on stderr), not the whole record lost with it.
+/// write integers and booleans and hold their lines to their contracts; a count given there as
+/// a string of digits, or a flag as "true" or "false", is still read (with a line on stderr),
+/// not the whole record lost with it.
 #[test]
 fn a_count_or_a_flag_written_as_a_string_is_read_by_the_strict_decoders_and_reported() {
     let loom = concat!(

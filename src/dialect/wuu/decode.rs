@@ -79,12 +79,8 @@ impl Decoder {
             Step::Start if entry.done && again => {
                 // A family that finished this item starts it again: a new call under an id
                 // used before.
-                *entry = Item::default();
-                match family {
-                    Family::Tool => entry.tool = true,
-                    Family::Command => entry.command = true,
-                }
-                entry.bash = bash;
+                *entry =
+                    Item { tool: family == Family::Tool, command: family == Family::Command, bash, ..Item::default() };
                 false
             }
             Step::Start => {
@@ -169,8 +165,9 @@ impl Decode for Decoder {
                 _ => None,
             };
             if let (Some(step), Some(item)) = (step, m.get_str("item_id")) {
-                // Only bash has a command family (wuu's notes).
-                let bash = family == Family::Command || m.get_str("name").as_deref() == Some("bash");
+                // Only bash has a command family (wuu's notes); asked where a call starts.
+                let bash = matches!(step, Step::Start)
+                    && (family == Family::Command || m.get_str("name").as_deref() == Some("bash"));
                 if self.seen(&item, family, step, bash) {
                     // The other family already reported this: one call, counted once.
                     out.fold();

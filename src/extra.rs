@@ -115,7 +115,7 @@ impl Extra {
         // (nesting near serde_json's limit, say).
         crate::scan::object(&self.json).unwrap_or_else(|| {
             let fields: Fields = serde_json::from_str(&self.json).unwrap_or_default();
-            fields.into_iter().map(|(k, v)| (Cow::Owned(k), Member::Value(v))).collect()
+            fields.into_iter().map(|(k, v)| (Cow::Owned(k), Member::value(v))).collect()
         })
     }
 
@@ -252,7 +252,7 @@ fn as_written(r: &str, as_is: crate::text::AsIs) -> bool {
 
 impl From<Fields> for Extra {
     fn from(fields: Fields) -> Extra {
-        Extra::from_members(fields.into_iter().map(|(k, v)| (Cow::Owned(k), Member::Value(v))).collect())
+        Extra::from_members(fields.into_iter().map(|(k, v)| (Cow::Owned(k), Member::value(v))).collect())
     }
 }
 

@@ -33,7 +33,9 @@ const SMALL: usize = 32;
 #[derive(Debug, Clone)]
 pub enum Member<'a> {
     Raw(&'a str, AsIs),
-    Value(Value),
+    /// Boxed: most members are raw, and a member the size of a `Value` would make every
+    /// line's member list (and each move in it) three times as large.
+    Value(Box<Value>),
 }
 
 thread_local! {
@@ -49,6 +51,11 @@ pub fn take_trouble() -> Option<String> {
 }
 
 impl<'a> Member<'a> {
+    /// A member holding `v`.
+    pub fn value(v: Value) -> Self {
+        Member::Value(Box::new(v))
+    }
+
     /// The value as a `Value` tree.
     pub fn to_value(&self) -> Value {
         match self {
@@ -61,14 +68,14 @@ impl<'a> Member<'a> {
                     Value::Null
                 })
             }),
-            Member::Value(v) => v.clone(),
+            Member::Value(v) => (**v).clone(),
         }
     }
 
     pub fn into_value(self) -> Value {
         match self {
             Member::Raw(_, _) => self.to_value(),
-            Member::Value(v) => v,
+            Member::Value(v) => *v,
         }
     }
 
@@ -76,8 +83,7 @@ impl<'a> Member<'a> {
     pub fn as_str(&self) -> Option<Cow<'_, str>> {
         match self {
             Member::Raw(r, as_is) => raw_str(r, *as_is),
-            Member::Value(Value::String(s)) => Some(Cow::Borrowed(s)),
-            Member::Value(_) => None,
+            Member::Value(v) => v.as_str().map(Cow::Borrowed),
         }
     }
 
@@ -86,8 +92,10 @@ impl<'a> Member<'a> {
     pub fn into_str(self) -> Result<Cow<'a, str>, Self> {
         match self {
             Member::Raw(r, as_is) => raw_str(r, as_is).ok_or(self),
-            Member::Value(Value::String(s)) => Ok(Cow::Owned(s)),
-            other => Err(other),
+            Member::Value(v) => match *v {
+                Value::String(s) => Ok(Cow::Owned(s)),
+                v => Err(Member::value(v)),
+            },
         }
     }
 
@@ -147,7 +155,7 @@ impl<'a> Member<'a> {
         match self {
             Member::Raw(r, _) if *r == "true" => Some(true),
             Member::Raw(r, _) if *r == "false" => Some(false),
-            Member::Value(Value::Bool(b)) => Some(*b),
+            Member::Value(v) if v.is_boolean() => v.as_bool(),
             _ => match self.as_str() {
                 Some(s) if s.eq_ignore_ascii_case("true") => Some(true),
                 Some(s) if s.eq_ignore_ascii_case("false") => Some(false),
@@ -163,8 +171,8 @@ impl<'a> Member<'a> {
                 Some(b'{' | b'[') => None,
                 _ => Some(self.to_value()),
             },
-            Member::Value(Value::Object(_) | Value::Array(_)) => None,
-            Member::Value(v) => Some(v.clone()),
+            Member::Value(v) if v.is_object() || v.is_array() => None,
+            Member::Value(v) => Some((**v).clone()),
         }
     }
 }
@@ -438,8 +446,8 @@ impl<'a> Object<'a> {
     pub fn insert(&mut self, key: impl Into<String>, value: Value) {
         let key = key.into();
         match self.position(&key) {
-            Some(i) => self.members[i].1 = Member::Value(value),
-            None => self.members.push((Cow::Owned(key), Member::Value(value))),
+            Some(i) => self.members[i].1 = Member::value(value),
+            None => self.members.push((Cow::Owned(key), Member::value(value))),
         }
     }
 
@@ -523,7 +531,7 @@ impl<'a> Object<'a> {
                 self.members.remove(i);
                 Some(text)
             }
-            Member::Value(Value::String(_)) => self.take_text(key).map(|s| Text::from(s.into_owned())),
+            Member::Value(v) if v.is_string() => self.take_text(key).map(|s| Text::from(s.into_owned())),
             _ => None,
         }
     }
@@ -577,7 +585,7 @@ fn raw_count(text: &str) -> Count {
 
 impl From<Map<String, Value>> for Object<'_> {
     fn from(map: Map<String, Value>) -> Self {
-        Object { members: map.into_iter().map(|(k, v)| (Cow::Owned(k), Member::Value(v))).collect() }
+        Object { members: map.into_iter().map(|(k, v)| (Cow::Owned(k), Member::value(v))).collect() }
     }
 }
 

@@ -20,7 +20,10 @@ fn member_of<'a>(m: Member<'a>, key: &str) -> Option<Member<'a>> {
             Ok(Ok(mut o)) => o.remove(key),
             _ => None,
         },
-        Member::Value(Value::Object(mut o)) => o.shift_remove(key).map(Member::Value),
+        Member::Value(v) => match *v {
+            Value::Object(mut o) => o.shift_remove(key).map(Member::value),
+            _ => None,
+        },
         _ => None,
     }
 }
@@ -90,8 +93,10 @@ fn assistant_meta(message: Member<'_>) -> Option<Extra> {
     }
     let mut o = match message {
         Member::Raw(raw, _) => Object::parse(raw).ok()?.ok()?,
-        Member::Value(Value::Object(o)) => Object::from(o),
-        Member::Value(_) => return None,
+        Member::Value(v) => match *v {
+            Value::Object(o) => Object::from(o),
+            _ => return None,
+        },
     };
     if o.get_str("role").as_deref() != Some("assistant") {
         return None;
@@ -381,7 +386,7 @@ impl Decode for Decoder {
                         }
                         _ => Value::Null,
                     },
-                    Some(Member::Value(v)) => v.clone(),
+                    Some(Member::Value(v)) => (**v).clone(),
                     None => Value::Null,
                 };
                 if !ev["type"].is_string() {
@@ -524,9 +529,12 @@ impl Decode for Decoder {
                         Ok(Ok(mut o)) => (o.remove("content"), o.remove("details")),
                         _ => (None, None),
                     },
-                    Some(Member::Value(Value::Object(mut o))) => {
-                        (o.shift_remove("content").map(Member::Value), o.shift_remove("details").map(Member::Value))
-                    }
+                    Some(Member::Value(v)) => match *v {
+                        Value::Object(mut o) => {
+                            (o.shift_remove("content").map(Member::value), o.shift_remove("details").map(Member::value))
+                        }
+                        _ => (None, None),
+                    },
                     _ => (None, None),
                 };
                 if !self.tool_result(id, name, failed, content_kept(content), out) {

@@ -236,8 +236,9 @@ fn opt_u64(m: &Object<'_>, key: &str) -> Option<Option<u64>> {
 fn opt_bool(m: &Object<'_>, key: &str) -> Option<Option<bool>> {
     match m.get(key) {
         None => Some(None),
-        Some(Member::Raw("true", _)) | Some(Member::Value(Value::Bool(true))) => Some(Some(true)),
-        Some(Member::Raw("false", _)) | Some(Member::Value(Value::Bool(false))) => Some(Some(false)),
+        Some(Member::Raw("true", _)) => Some(Some(true)),
+        Some(Member::Raw("false", _)) => Some(Some(false)),
+        Some(Member::Value(v)) if v.is_boolean() => Some(v.as_bool()),
         Some(_) => None,
     }
 }
@@ -254,7 +255,7 @@ fn arguments(m: &Object<'_>) -> Option<Arguments> {
         None => None,
         Some(v) if v.is_null() => None,
         Some(Member::Raw(r, _)) => Some(serde_json::from_str::<Value>(r).ok()?),
-        Some(Member::Value(v)) => Some(v.clone()),
+        Some(Member::Value(v)) => Some((**v).clone()),
     };
     Some(Arguments { value, text: opt_str(m, "arguments_text")?, compact: false, unread: false })
 }

@@ -421,6 +421,15 @@ impl<'a> Object<'a> {
         self.members.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
+    /// Member `key` if it is a string, borrowed from the line where it can be; the member
+    /// stays.
+    pub fn get_text(&self, key: &str) -> Option<Cow<'a, str>> {
+        match self.get(key)? {
+            Member::Raw(r, as_is) => raw_str(r, *as_is),
+            Member::Value(v) => v.as_str().map(|s| Cow::Owned(s.to_string())),
+        }
+    }
+
     /// Member `key` if it is a string.
     pub fn get_str(&self, key: &str) -> Option<Cow<'_, str>> {
         self.get(key)?.as_str()

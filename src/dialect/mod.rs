@@ -335,13 +335,19 @@ pub(crate) fn check_record(
 /// Takes the member naming a line's kind (`type`, or loom's `kind`), borrowed from the line, or
 /// says it is missing.
 pub(crate) fn take_kind<'a>(line: &mut Object<'a>, field: &str) -> Result<Cow<'a, str>, LineError> {
-    if let Some(kind) = line.take_text(field) {
-        return Ok(kind);
-    }
-    Err(LineError::bad(match line.get(field) {
+    line.take_text(field).ok_or_else(|| no_kind(line, field))
+}
+
+/// [`take_kind`], the member left in the line.
+pub(crate) fn kind_of<'a>(line: &Object<'a>, field: &str) -> Result<Cow<'a, str>, LineError> {
+    line.get_text(field).ok_or_else(|| no_kind(line, field))
+}
+
+fn no_kind(line: &Object<'_>, field: &str) -> LineError {
+    LineError::bad(match line.get(field) {
         Some(member) => format!("\"{field}\" is {}, not a string", member.to_value()),
         None => format!("object without a \"{field}\" member"),
-    }))
+    })
 }
 
 /// Rebuilds a whole line from its `type` and the members left after taking it, `type` first:

@@ -1,7 +1,7 @@
 use serde_json::{Map, Value};
 
 use super::SCHEMA_VERSION;
-use crate::dialect::{check_record, take_kind, Decode, Decoded, Dialect, LineError, Record};
+use crate::dialect::{check_record, kind_of, Decode, Decoded, Dialect, LineError, Record};
 use crate::event::{Arguments, Basis, Event, Outcome, Scope, Summary, SummaryCall, Terminal, Tokens, ToolCall, Usage};
 use crate::object::Object;
 
@@ -78,7 +78,7 @@ fn summary(m: &mut Object<'_>) -> Summary {
 
 impl Decode for Decoder {
     fn decode(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
-        match m.remove("schema_version") {
+        match m.get("schema_version") {
             Some(v) if v.as_u64() == Some(SCHEMA_VERSION) => {}
             Some(v) => {
                 let v = v.to_value();
@@ -88,12 +88,18 @@ impl Decode for Decoder {
             }
             None => return Err(LineError::bad("loom line without \"schema_version\"")),
         }
-        let kind = take_kind(&mut m, "kind")?;
+        // Both stay in the line until its kind's members are taken: the common kinds take them
+        // in that one pass, the rest here.
+        let kind = kind_of(&m, "kind")?;
         // loom's records are a strict contract: a record without a required field, or with one
         // of the wrong type, is not a record a reader can take (nor one loom would write back);
         // but a count written as a string of digits is still that count, and an optional field
         // of the wrong type is left out rather than the record lost.
         check_record(Dialect::Loom.contract(), &kind, &mut m, out)?;
+        let hot = matches!(kind.as_ref(), "Turn" | "ToolCall" | "Usage");
+        if !hot {
+            m.take_each(|k, _| matches!(k, "kind" | "schema_version"));
+        }
         let event = match kind.as_ref() {
             "Route" => Event::Diagnostics { kind: "route".into(), data: std::mem::take(&mut m).into_fields() },
             // The kinds most lines are: their members taken in one pass.
@@ -102,6 +108,7 @@ impl Decode for Decoder {
                 m.take_each(|k, v| match k {
                     "turn" => put(v.count_taken(), &mut turn),
                     "turn_stop" => put(v.str_taken(), &mut stop),
+                    "kind" | "schema_version" => true,
                     _ => false,
                 });
                 Event::RoundEnd { id: turn.map(|t| t.to_string()), stop }
@@ -119,6 +126,7 @@ impl Decode for Decoder {
                         }
                         "call_id" => return put(v.str_taken(), &mut id),
                         "name" => return put(v.str_taken(), &mut name),
+                        "kind" | "schema_version" => {}
                         _ => return false,
                     }
                     true
@@ -136,6 +144,7 @@ impl Decode for Decoder {
                     "cached_input_tokens" => put(v.count_taken(), &mut t.cache_read),
                     "cache_creation_input_tokens" => put(v.count_taken(), &mut t.cache_write),
                     "reasoning_output_tokens" => put(v.count_taken(), &mut t.reasoning),
+                    "kind" | "schema_version" => true,
                     _ => false,
                 });
                 Event::Usage(Usage {

@@ -104,12 +104,16 @@ impl<R: Read> Lines<R> {
     /// The line [`advance`](Self::advance) moved to.
     pub fn frame(&self) -> Frame<'_> {
         match self.current {
-            // The range was checked as UTF-8 when the line was framed.
-            // Checked as UTF-8 here, once: a line is framed once per advance.
-            Current::Line(s, e) => match std::str::from_utf8(&self.buf[s..e]) {
+            // Checked as UTF-8 here, once: a line is framed once per advance. simdutf8 checks
+            // a valid line several bytes an instruction; the standard check, which says where
+            // the first bad byte is, runs only on a line that is not valid.
+            Current::Line(s, e) => match simdutf8::basic::from_utf8(&self.buf[s..e]) {
                 Ok(t) if t.trim().is_empty() => Frame::Blank,
                 Ok(t) => Frame::Text(t),
-                Err(err) => Frame::NotUtf8(err.valid_up_to(), &self.buf[s..e]),
+                Err(_) => {
+                    let at = std::str::from_utf8(&self.buf[s..e]).map_or_else(|err| err.valid_up_to(), str::len);
+                    Frame::NotUtf8(at, &self.buf[s..e])
+                }
             },
             Current::None => Frame::Blank,
             Current::TooLong(n) => Frame::TooLong(n),

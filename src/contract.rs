@@ -282,14 +282,12 @@ impl Contract {
     /// Whether `value` may stand in field `field` of a `kind` record: true for fields the
     /// contract does not list.
     pub fn accepts(&self, kind: &str, field: &str, value: &Member<'_>) -> bool {
-        let spec = self.common.get(field).or_else(|| self.kinds.get(kind).and_then(|k| k.fields.get(field)));
-        match spec {
-            None => true,
-            Some(f) if value.is_null() => f.nullable,
-            // The JSON type alone settles it: no need to build the value.
-            Some(f) if matches!(value, Member::Raw(r, _) if raw_fits(f, r)) => true,
-            Some(f) => check_value(f, &value.to_value()).is_ok(),
-        }
+        self.fields_of(kind).accepts(field, value)
+    }
+
+    /// The fields a `kind` record may have, for asking after several members of one record.
+    pub fn fields_of(&self, kind: &str) -> FieldsOf<'_> {
+        FieldsOf { common: &self.common, kind: self.kinds.get(kind).map(|k| &k.fields) }
     }
 
     /// Problems with one line, each a sentence. Unknown kinds are a problem only where the
@@ -370,6 +368,30 @@ fn integer_text(s: &str) -> Option<Value> {
         return None;
     }
     s.parse::<u64>().map(Value::from).or_else(|_| s.parse::<i64>().map(Value::from)).ok()
+}
+
+/// The fields a record of one kind may have ([`Contract::fields_of`]): the contract's common
+/// fields and the kind's own, the kind looked up once.
+pub struct FieldsOf<'c> {
+    common: &'c Table<Field>,
+    kind: Option<&'c Table<Field>>,
+}
+
+impl FieldsOf<'_> {
+    /// Whether `value` may stand in field `field`: true for fields the contract does not list.
+    /// A record's fields are a handful: a search through them costs less than hashing the name.
+    pub fn accepts(&self, field: &str, value: &Member<'_>) -> bool {
+        fn find<'t>(t: &'t Table<Field>, field: &str) -> Option<&'t Field> {
+            t.iter().find(|(name, _)| *name == field).map(|(_, f)| f)
+        }
+        match find(self.common, field).or_else(|| self.kind.and_then(|t| find(t, field))) {
+            None => true,
+            Some(f) if value.is_null() => f.nullable,
+            // The JSON type alone settles it: no need to build the value.
+            Some(f) if matches!(value, Member::Raw(r, _) if raw_fits(f, r)) => true,
+            Some(f) => check_value(f, &value.to_value()).is_ok(),
+        }
+    }
 }
 
 /// Whether a raw JSON value surely fits `field`, from its first bytes: strings only where any

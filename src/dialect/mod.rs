@@ -422,9 +422,12 @@ pub(crate) fn build_line<'a, F: Into<Field<'a>>>(
     for (k, v) in fields {
         put(&mut pairs, Cow::Borrowed(k), v.into());
     }
-    for (k, v) in extra {
-        if contract.accepts(kind, &k, &v) {
-            put(&mut pairs, k, Field::Member(v));
+    if !extra.is_empty() {
+        let may = contract.fields_of(kind);
+        for (k, v) in extra {
+            if may.accepts(&k, &v) {
+                put(&mut pairs, k, Field::Member(v));
+            }
         }
     }
     Line { pairs }

@@ -554,6 +554,20 @@ impl<'a> Object<'a> {
         taken
     }
 
+    /// [`Object::take_count`], telling a member that is there but holds no count (a negative
+    /// or fractional number, a string of anything but digits, an object) from an absent one:
+    /// `Err` with its value, and it stays.
+    pub fn take_count_or_not(&mut self, key: &str) -> Result<Option<u64>, Value> {
+        let Some(i) = self.position(key) else { return Ok(None) };
+        match self.members[i].1.count_taken() {
+            Some(taken) => {
+                self.members.remove(i);
+                Ok(taken)
+            }
+            None => Err(self.members[i].1.to_value()),
+        }
+    }
+
     /// Takes a signed integer written as a number or a string.
     pub fn take_int(&mut self, key: &str) -> Option<i64> {
         let i = self.position(key)?;

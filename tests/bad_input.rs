@@ -592,3 +592,52 @@ fn base_context_usage_near_the_largest_count_saturates_instead_of_wrapping() {
     let first = common::values(&out).into_iter().find(|l| l["type"] == "usage").unwrap();
     assert_eq!(first["input"].as_u64(), Some(u64::MAX), "{first}");
 }
+
+/// A token count that is no count (a negative number, a word) in wuu, localcode and loom is
+/// read as none (localcode, as localcode itself, reads it as 0) and said on stderr, naming the
+/// line: it was once kept among the line's unknown members without a word, so a target of
+/// another dialect lost it unsaid. A wuu or loom target still gets it back as it was.
+#[test]
+fn a_token_count_that_is_no_count_is_reported() {
+    let cases = [
+        (Dialect::Wuu, r#""output_tokens":120,"#, r#""output_tokens":-120,"#, "usage_updated.output_tokens is -120"),
+        (
+            Dialect::Localcode,
+            r#""prompt_tokens": "1200""#,
+            r#""prompt_tokens": "lots""#,
+            "turn_tokens.prompt_tokens is \"lots\"",
+        ),
+        (Dialect::Loom, r#""output_tokens":7,"#, r#""output_tokens":-7,"#, "Usage.output_tokens is -7"),
+    ];
+    for (from, good, bad, said) in cases {
+        let mut lines = base(from);
+        let at = lines.iter().position(|l| l.contains(good)).unwrap();
+        lines[at] = lines[at].replacen(good, bad, 1);
+        let read_as = if from == Dialect::Localcode { "0" } else { "none" };
+        for to in Dialect::all() {
+            let r = run(&join(&lines), from, to);
+            assert_eq!(
+                r.messages,
+                vec![format!("{}: {said}, not a count; read as {read_as}", at + 1)],
+                "{from} -> {to}"
+            );
+            assert_sound(&r, from, to, lines.len() as u64, "a count that is none");
+        }
+        // localcode's contract holds its counts to digits: its encoder writes the 0 it read.
+        if from != Dialect::Localcode {
+            let same = run(&join(&lines), from, from);
+            assert!(same.out.contains(bad.trim_end_matches(',')), "{from}: the member is written back as it was");
+        }
+    }
+    // A loom Session line's counts alike.
+    let mut lines: Vec<String> = std::fs::read_to_string(common::fixtures().join("loom/session.jsonl"))
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let at = lines.iter().position(|l| l.contains(r#""kind":"Session""#)).unwrap();
+    lines[at] = lines[at].replacen(r#""turns":2"#, r#""turns":-2"#, 1);
+    let r = run(&join(&lines), Dialect::Loom, Dialect::Canonical);
+    assert_eq!(r.messages, vec![format!("{}: Session.turns is -2, not a count; read as none", at + 1)]);
+    assert_sound(&r, Dialect::Loom, Dialect::Canonical, lines.len() as u64, "a Session count that is none");
+}

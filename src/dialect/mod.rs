@@ -332,6 +332,28 @@ pub(crate) fn check_record(
     Ok(())
 }
 
+/// Takes count `key` of a `kind` line. One that is there but holds no count (a negative or
+/// fractional number, a string of anything but digits) stays among the line's members, as an
+/// unknown member does, and is named on stderr with what it is read as (`read_as`): a count
+/// read as nothing is never dropped unsaid.
+pub(crate) fn take_count_noted(
+    m: &mut Object<'_>,
+    kind: &str,
+    key: &str,
+    read_as: &str,
+    out: &mut Decoded,
+) -> Option<u64> {
+    m.take_count_or_not(key).unwrap_or_else(|v| {
+        out.warn(not_a_count(kind, key, &v, read_as));
+        None
+    })
+}
+
+/// The note for member `key` of a `kind` line that holds `v`, no count.
+pub(crate) fn not_a_count(kind: &str, key: &str, v: &Value, read_as: &str) -> String {
+    format!("{kind}.{key} is {v}, not a count; read as {read_as}")
+}
+
 /// Takes the member naming a line's kind (`type`, or loom's `kind`), borrowed from the line, or
 /// says it is missing.
 pub(crate) fn take_kind<'a>(line: &mut Object<'a>, field: &str) -> Result<Cow<'a, str>, LineError> {

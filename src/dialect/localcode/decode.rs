@@ -1,7 +1,7 @@
 use serde_json::Value;
 
 use crate::contract::Contract;
-use crate::dialect::{take_type, Decode, Decoded, Dialect, LineError, Record};
+use crate::dialect::{take_count_noted, take_type, Decode, Decoded, Dialect, LineError, Record};
 use crate::event::{
     Arguments, Basis, Event, Outcome, Scope, Session, Terminal, Tokens, ToolCall, ToolDraft, ToolResult, ToolStatus,
     Usage,
@@ -118,9 +118,11 @@ impl Decode for Decoder {
             }
             "turn_tokens" => {
                 self.saw_turn_tokens = true;
-                let input = m.take_count("prompt_tokens").unwrap_or(0);
-                let output = m.take_count("completion_tokens").unwrap_or(0);
-                let mut total = m.take_count("total_tokens");
+                // localcode reads a count it cannot parse as 0; so does this, and says so.
+                let mut count = |key, read_as| take_count_noted(&mut m, "turn_tokens", key, read_as, out);
+                let input = count("prompt_tokens", "0").unwrap_or(0);
+                let output = count("completion_tokens", "0").unwrap_or(0);
+                let mut total = count("total_tokens", "none");
                 if total == Some(0) && input.saturating_add(output) > 0 {
                     // A total of 0 beside counts that are not is one the server did not give
                     // (localcode's result then counts prompt + completion): not stated, and the

@@ -1,9 +1,11 @@
 use serde_json::{Map, Value};
 
 use super::SCHEMA_VERSION;
-use crate::dialect::{check_record, kind_of, Decode, Decoded, Dialect, LineError, Record};
+use crate::dialect::{
+    check_record, kind_of, not_a_count, take_count_noted, Decode, Decoded, Dialect, LineError, Record,
+};
 use crate::event::{Arguments, Basis, Event, Outcome, Scope, Summary, SummaryCall, Terminal, Tokens, ToolCall, Usage};
-use crate::object::Object;
+use crate::object::{Member, Object};
 
 #[derive(Default)]
 pub struct Decoder;
@@ -14,25 +16,42 @@ impl Decoder {
     }
 }
 
-fn tokens(m: &mut Object<'_>, input: &str, cache_read: &str, cache_write: &str) -> Tokens {
-    Tokens {
-        input: m.take_count(input),
-        output: m.take_count("output_tokens"),
-        cache_read: m.take_count(cache_read),
-        cache_write: m.take_count(cache_write),
-        reasoning: m.take_count("reasoning_output_tokens"),
-        total: None,
-    }
-}
-
 /// Puts what a member gave into `slot` where it was taken (see [`crate::object::Member::str_taken`]):
 /// whether it was.
 fn put<T>(taken: Option<Option<T>>, slot: &mut Option<T>) -> bool {
     taken.map(|t| *slot = t).is_some()
 }
 
-/// A Session line's summary fields; what it does not know stays in `m`.
-fn summary(m: &mut Object<'_>) -> Summary {
+/// [`put`] for a count: a member that holds none (a negative number, say: the contract's
+/// integers may be negative) stays, and `none` is set, for [`say_no_counts`] to look.
+fn put_count(v: &Member<'_>, slot: &mut Option<u64>, none: &mut bool) -> bool {
+    put(v.count_taken(), slot) || {
+        *none = true;
+        false
+    }
+}
+
+/// Says on stderr which of the counts `keys` of a `kind` line stayed in it, holding no count.
+fn say_no_counts(m: &Object<'_>, kind: &str, keys: &[&str], out: &mut Decoded) {
+    for key in keys {
+        if let Some(v) = m.get(key) {
+            out.warn(not_a_count(kind, key, &v.to_value(), "none"));
+        }
+    }
+}
+
+/// A Session line's summary fields; what it does not know stays in `m`, and a count that
+/// holds none is said on stderr.
+fn summary(m: &mut Object<'_>, out: &mut Decoded) -> Summary {
+    let mut count = |m: &mut Object<'_>, key| take_count_noted(m, "Session", key, "none", out);
+    let tokens = Tokens {
+        input: count(m, "input_tokens"),
+        output: count(m, "output_tokens"),
+        cache_read: count(m, "cache_read_input_tokens"),
+        cache_write: count(m, "cache_creation_input_tokens"),
+        reasoning: count(m, "reasoning_output_tokens"),
+        total: None,
+    };
     let tool_calls = match m.shift_remove("tool_calls") {
         Some(Value::Array(calls)) => Some(
             calls
@@ -56,21 +75,21 @@ fn summary(m: &mut Object<'_>) -> Summary {
         adapter: m.take_str("adapter"),
         model: m.take_str("model"),
         models: m.shift_remove("models"),
-        turns: m.take_count("turns"),
+        turns: count(m, "turns"),
         tokens_basis: m.take_str("tokens_basis"),
-        tokens: tokens(m, "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"),
+        tokens,
         cost_usd: match m.shift_remove("cost_usd") {
             Some(Value::Number(n)) => Some(n),
             _ => None,
         },
-        duration_ms: m.take_count("duration_ms"),
-        duration_api_ms: m.take_count("duration_api_ms"),
-        first_timestamp_ms: m.take_count("first_timestamp_ms"),
-        last_timestamp_ms: m.take_count("last_timestamp_ms"),
+        duration_ms: count(m, "duration_ms"),
+        duration_api_ms: count(m, "duration_api_ms"),
+        first_timestamp_ms: count(m, "first_timestamp_ms"),
+        last_timestamp_ms: count(m, "last_timestamp_ms"),
         is_error: m.take_bool("is_error"),
         stop_reason: m.take_str("stop_reason"),
         tool_calls,
-        unk: m.take_count("unk"),
+        unk: count(m, "unk"),
         transcript_digest: m.take_str("transcript_digest"),
         projection_error: m.take_str("projection_error"),
     }
@@ -100,13 +119,15 @@ impl Decode for Decoder {
         if !hot {
             m.take_each(|k, _| matches!(k, "kind" | "schema_version"));
         }
+        // Whether a count of the line holds none (said on stderr once the line is read).
+        let mut no_counts = false;
         let event = match kind.as_ref() {
             "Route" => Event::Diagnostics { kind: "route".into(), data: std::mem::take(&mut m).into_fields() },
             // The kinds most lines are: their members taken in one pass.
             "Turn" => {
                 let (mut turn, mut stop) = (None, None);
                 m.take_each(|k, v| match k {
-                    "turn" => put(v.count_taken(), &mut turn),
+                    "turn" => put_count(v, &mut turn, &mut no_counts),
                     "turn_stop" => put(v.str_taken(), &mut stop),
                     "kind" | "schema_version" => true,
                     _ => false,
@@ -136,14 +157,14 @@ impl Decode for Decoder {
             "Usage" => {
                 let (mut turn, mut final_, mut model, mut t) = (None, None, None, Tokens::default());
                 m.take_each(|k, v| match k {
-                    "turn" => put(v.count_taken(), &mut turn),
+                    "turn" => put_count(v, &mut turn, &mut no_counts),
                     "final_usage" => put(v.bool_taken().map(Some), &mut final_),
                     "model" => put(v.str_taken(), &mut model),
-                    "input_tokens" => put(v.count_taken(), &mut t.input),
-                    "output_tokens" => put(v.count_taken(), &mut t.output),
-                    "cached_input_tokens" => put(v.count_taken(), &mut t.cache_read),
-                    "cache_creation_input_tokens" => put(v.count_taken(), &mut t.cache_write),
-                    "reasoning_output_tokens" => put(v.count_taken(), &mut t.reasoning),
+                    "input_tokens" => put_count(v, &mut t.input, &mut no_counts),
+                    "output_tokens" => put_count(v, &mut t.output, &mut no_counts),
+                    "cached_input_tokens" => put_count(v, &mut t.cache_read, &mut no_counts),
+                    "cache_creation_input_tokens" => put_count(v, &mut t.cache_write, &mut no_counts),
+                    "reasoning_output_tokens" => put_count(v, &mut t.reasoning, &mut no_counts),
                     "kind" | "schema_version" => true,
                     _ => false,
                 });
@@ -163,7 +184,7 @@ impl Decode for Decoder {
                 };
                 Event::Approval { actions }
             }
-            "Session" => Event::SessionSummary(Box::new(summary(&mut m))),
+            "Session" => Event::SessionSummary(Box::new(summary(&mut m, out))),
             "Terminal" => {
                 let stop = m.take_str("stop_reason");
                 let exit_status = m.take_int("exit_status");
@@ -204,6 +225,21 @@ impl Decode for Decoder {
                 return Ok(());
             }
         };
+        if no_counts {
+            say_no_counts(
+                &m,
+                &kind,
+                &[
+                    "turn",
+                    "input_tokens",
+                    "output_tokens",
+                    "cached_input_tokens",
+                    "cache_creation_input_tokens",
+                    "reasoning_output_tokens",
+                ],
+                out,
+            );
+        }
         out.push(Record::with_extra(Dialect::Loom, event, m.into_extra()));
         Ok(())
     }

@@ -3,7 +3,7 @@ use serde_json::Value;
 
 use super::{ids, Ids};
 use crate::contract::Contract;
-use crate::dialect::{take_type, whole_line, Decode, Decoded, Dialect, LineError, Record};
+use crate::dialect::{take_count_noted, take_type, whole_line, Decode, Decoded, Dialect, LineError, Record};
 use crate::event::{
     Arguments, Basis, Event, Outcome, Phase, Scope, Session, Terminal, Tokens, ToolCall, ToolResult, ToolStatus, Usage,
 };
@@ -128,12 +128,14 @@ fn text(m: &mut Object<'_>, key: &str) -> String {
     m.take_str(key).unwrap_or_default()
 }
 
-fn tokens(m: &mut Object<'_>) -> Tokens {
+/// The token counts of a `kind` line; one that is no count is read as none, and said so.
+fn tokens(m: &mut Object<'_>, kind: &str, out: &mut Decoded) -> Tokens {
+    let mut count = |key| take_count_noted(m, kind, key, "none", out);
     Tokens {
-        input: m.take_count("input_tokens"),
-        output: m.take_count("output_tokens"),
-        cache_read: m.take_count("cache_read_tokens"),
-        cache_write: m.take_count("cache_creation_tokens"),
+        input: count("input_tokens"),
+        output: count("output_tokens"),
+        cache_read: count("cache_read_tokens"),
+        cache_write: count("cache_creation_tokens"),
         ..Tokens::default()
     }
 }
@@ -212,9 +214,10 @@ impl Decode for Decoder {
                 final_: false,
                 of: self.turn_id.clone(),
                 model: None,
-                tokens: tokens(&mut m),
+                tokens: tokens(&mut m, "usage_updated", out),
             }),
             "turn_completed" => {
+                let tokens = tokens(&mut m, "turn_completed", out);
                 out.push(own(
                     Event::Usage(Usage {
                         scope: Scope::Turn,
@@ -222,7 +225,7 @@ impl Decode for Decoder {
                         final_: true,
                         of: self.turn_id.clone(),
                         model: None,
-                        tokens: tokens(&mut m),
+                        tokens,
                     }),
                     Extra::new(),
                 ));

@@ -641,3 +641,25 @@ fn a_token_count_that_is_no_count_is_reported() {
     assert_eq!(r.messages, vec![format!("{}: Session.turns is -2, not a count; read as none", at + 1)]);
     assert_sound(&r, Dialect::Loom, Dialect::Canonical, lines.len() as u64, "a Session count that is none");
 }
+
+/// loom's version written as the string "1" is version 1, read with a line on stderr (as a
+/// count written as a string is): it once refused the whole stream as an unknown version. A
+/// string naming another version still does.
+#[test]
+fn a_loom_version_written_as_a_string_of_its_digits_is_that_version() {
+    let lines = base(Dialect::Loom);
+    for to in Dialect::all() {
+        let before = without_derived_ids(&common::translate(&join(&lines), Dialect::Loom, to));
+        let mut spoilt = lines.clone();
+        spoilt[0] = spoilt[0].replacen(r#""schema_version":1"#, r#""schema_version":"1""#, 1);
+        assert_ne!(spoilt[0], lines[0]);
+        let r = run(&join(&spoilt), Dialect::Loom, to);
+        assert_eq!(r.messages, vec!["1: schema_version is the string \"1\", not an integer; read as 1"], "{to}");
+        assert_eq!(without_derived_ids(&r.out), before, "{to}");
+
+        spoilt[0] = spoilt[0].replacen(r#""schema_version":"1""#, r#""schema_version":"2""#, 1);
+        let r = run(&join(&spoilt), Dialect::Loom, to);
+        assert!(matches!(r.summary.stopped, Some(Stop::Fatal(_))), "{to}");
+        assert!(r.messages[0].starts_with("1: loom schema_version \"2\""), "{:?}", r.messages);
+    }
+}

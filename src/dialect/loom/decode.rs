@@ -99,6 +99,12 @@ impl Decode for Decoder {
     fn decode(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
         match m.get("schema_version") {
             Some(v) if v.as_u64() == Some(SCHEMA_VERSION) => {}
+            // The version written as a string of its digits is that version, as a count is
+            // (DESIGN.md); said, as a count read from a string is.
+            Some(v) if v.count_taken() == Some(Some(SCHEMA_VERSION)) => out.warn(format!(
+                "schema_version is the string {}, not an integer; read as {SCHEMA_VERSION}",
+                v.to_value()
+            )),
             Some(v) => {
                 let v = v.to_value();
                 return Err(LineError::fatal(format!(

@@ -322,6 +322,8 @@ pub fn hex(bytes: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
 
     fn frames(input: &[u8], max: usize) -> Vec<String> {
@@ -349,6 +351,40 @@ mod tests {
     fn invalid_utf8_is_reported_with_its_offset() {
         let got = frames(b"ab\xFFc\n", 100);
         assert_eq!(got, vec!["1:NotUtf8(2, [97, 98, 255, 99])"]);
+    }
+
+    proptest! {
+        /// A line is text exactly where it is UTF-8, and one that is not says where its first
+        /// bad byte is, as the standard check does (lines framed by simdutf8 are checked by
+        /// sixteen and more bytes at once: long lines, bad bytes anywhere, multi-byte
+        /// characters cut at any point).
+        #[test]
+        fn a_line_is_text_exactly_where_it_is_utf8(
+            parts in prop::collection::vec(
+                prop_oneof![
+                    "[a-z{}\":, ]{1,40}".prop_map(String::into_bytes),
+                    "[é€🙂ü]{1,8}".prop_map(String::into_bytes),
+                    prop::collection::vec(0x80u8..=0xFF, 1..3),
+                ],
+                1..12,
+            )
+        ) {
+            // Led by a letter, so that no line starts with a byte-order mark (dropped there).
+            let line: Vec<u8> =
+                std::iter::once(b'x').chain(parts.concat()).filter(|b| *b != b'\n' && *b != b'\r').collect();
+            let mut input = line.clone();
+            input.push(b'\n');
+            let mut lines = Lines::new(&input[..], 1 << 20);
+            let (_, frame) = lines.next_frame().unwrap().unwrap();
+            match (std::str::from_utf8(&line), frame) {
+                (Ok(t), Frame::Text(got)) => prop_assert_eq!(got, t),
+                (Err(e), Frame::NotUtf8(at, bytes)) => {
+                    prop_assert_eq!(at, e.valid_up_to());
+                    prop_assert_eq!(bytes, &line[..]);
+                }
+                (want, got) => prop_assert!(false, "{:?} framed as {:?}", want, got),
+            }
+        }
     }
 
     #[test]

@@ -279,13 +279,8 @@ impl Contract {
         notes
     }
 
-    /// Whether `value` may stand in field `field` of a `kind` record: true for fields the
-    /// contract does not list.
-    pub fn accepts(&self, kind: &str, field: &str, value: &Member<'_>) -> bool {
-        self.fields_of(kind).accepts(field, value)
-    }
-
-    /// The fields a `kind` record may have, for asking after several members of one record.
+    /// The fields a `kind` record may have, for asking whether members may stand in them
+    /// ([`FieldsOf::accepts`]), the kind looked up once for all the members of a record.
     pub fn fields_of(&self, kind: &str) -> FieldsOf<'_> {
         FieldsOf { common: &self.common, kind: self.kinds.get(kind).map(|k| &k.fields) }
     }

@@ -34,7 +34,7 @@ const SMALL: usize = 32;
 pub enum Member<'a> {
     Raw(&'a str, AsIs),
     /// Boxed: most members are raw, and a member the size of a `Value` would make every
-    /// line's member list (and each move in it) three times as large.
+    /// line's member list (and each move in it) twice as large.
     Value(Box<Value>),
 }
 

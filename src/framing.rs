@@ -10,6 +10,7 @@
 //! line at a time, and says when its buffer is empty, which is when the next read may wait: the
 //! pipeline flushes its output then.
 
+use std::cell::Cell;
 use std::io::{self, Read};
 use std::sync::mpsc;
 
@@ -50,6 +51,9 @@ pub struct Lines<R> {
     max: usize,
     hasher: Hasher,
     current: Current,
+    /// Where the next line's LF is, when [`Lines::would_wait`] has looked: [`Lines::advance`]
+    /// need not look again.
+    next_lf: Cell<Option<usize>>,
 }
 
 /// The default longest line, in bytes: far above any real event, far below what would hurt.
@@ -71,6 +75,7 @@ impl<R: Read> Lines<R> {
             max: max_line_bytes,
             hasher: Hasher::Here(Sha256::new(), true),
             current: Current::None,
+            next_lf: Cell::new(None),
         }
     }
 
@@ -79,9 +84,20 @@ impl<R: Read> Lines<R> {
         self.number
     }
 
-    /// True when no input is buffered, so that the next read may block.
+    /// True when the next line is not all buffered, so that [`Lines::advance`] will read, and
+    /// may wait: no input is buffered, or only the start of a line. Output held until then
+    /// would wait with it for the rest of a line an agent is still writing.
     pub fn would_wait(&self) -> bool {
-        self.start == self.end
+        if self.eof {
+            return false;
+        }
+        match memchr::memchr(b'\n', &self.buf[self.start..self.end]) {
+            Some(i) => {
+                self.next_lf.set(Some(self.start + i));
+                false
+            }
+            None => true,
+        }
     }
 
     /// SHA-256 of all bytes consumed so far (up to [`stop_hashing`](Self::stop_hashing), if
@@ -123,9 +139,11 @@ impl<R: Read> Lines<R> {
     /// Moves to the next line; false at the end of input.
     pub fn advance(&mut self) -> io::Result<bool> {
         let mut scanned = self.start;
+        let mut known = self.next_lf.take().filter(|i| (self.start..self.end).contains(i));
         loop {
-            if let Some(i) = memchr::memchr(b'\n', &self.buf[scanned..self.end]) {
-                let (s, e) = (self.start, scanned + i);
+            let lf = known.take().or_else(|| memchr::memchr(b'\n', &self.buf[scanned..self.end]).map(|i| scanned + i));
+            if let Some(e) = lf {
+                let s = self.start;
                 self.start = e + 1;
                 self.frame_line(s, e);
                 return Ok(true);
@@ -423,6 +441,32 @@ mod tests {
             }
             assert_eq!(got, whole, "reads of {step} bytes");
             assert_eq!(lines.digest(), hex(&Sha256::digest(input.as_bytes())));
+        }
+    }
+
+    #[test]
+    fn the_next_read_waits_exactly_when_the_next_line_is_not_all_buffered() {
+        let input = b"ab\ncd\nef\n";
+        // Reads of 7 bytes: "ab\ncd\ne", then "f\n".
+        let mut lines = Lines::new(Trickle { data: input, step: 7 }, 100);
+        assert!(lines.would_wait(), "nothing read yet");
+        let mut waits = Vec::new();
+        while let Some((n, f)) = lines.next_frame().unwrap() {
+            waits.push((format!("{n}:{f:?}"), lines.would_wait()));
+        }
+        let expected = [("1:Text(\"ab\")", false), ("2:Text(\"cd\")", true), ("3:Text(\"ef\")", true)];
+        assert_eq!(waits, expected.map(|(f, w)| (f.to_string(), w)));
+        assert!(!lines.would_wait(), "at the end of the input nothing is waited for");
+        // Asking between lines, at any read size, frames the same lines.
+        let whole = frames(input, 100);
+        for step in [1, 2, 3, 5, 8] {
+            let mut lines = Lines::new(Trickle { data: input, step }, 100);
+            let mut got = Vec::new();
+            while let Some((n, f)) = lines.next_frame().unwrap() {
+                got.push(format!("{n}:{f:?}"));
+                lines.would_wait();
+            }
+            assert_eq!(got, whole, "reads of {step} bytes");
         }
     }
 

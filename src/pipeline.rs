@@ -1,8 +1,8 @@
 //! The streaming pipeline: framing → decoder → normalizer → encoder, one line at a time.
 //!
-//! Output is buffered and written out whenever the input has nothing more buffered (the next
-//! read may wait), so a live agent's reader sees each translated line at once while a file is
-//! still written in large blocks. Memory does not grow with the stream: one line, the decoder's
+//! Output is buffered and written out whenever the next line is not all buffered (the next
+//! read may wait: no input is left, or only the start of a line), so a live agent's reader sees
+//! each translated line at once while a file is still written in large blocks. Memory does not grow with the stream: one line, the decoder's
 //! and normalizer's small state, and the output buffer.
 
 use std::borrow::Cow;

@@ -262,6 +262,40 @@ fn a_live_stream_sees_each_translated_line_before_the_input_ends() {
 }
 
 #[test]
+fn a_line_whose_next_line_is_only_half_written_is_not_held_back() {
+    // An agent that writes a line and the start of the next in one write (or a long line in
+    // pieces) and then works a while: the whole line's translation must not wait for the rest.
+    let mut child = spawn(&["--from", "adal", "--to", "localcode"]);
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    let second =
+        "{\"type\":\"tool_result\",\"id\":\"a\",\"name\":\"bash\",\"status\":\"completed\",\"output\":\"ok\"}\n";
+    let (head, rest) = second.split_at(30);
+    write!(stdin, "{{\"type\":\"tool_call\",\"id\":\"a\",\"name\":\"bash\",\"args\":{{}}}}\n{head}").unwrap();
+    stdin.flush().unwrap();
+    let got = rx.recv_timeout(Duration::from_secs(10)).expect("the first line held back until the second ends");
+    assert!(got.contains("\"type\": \"tool_start\""), "{got}");
+    assert!(rx.recv_timeout(Duration::from_millis(200)).is_err(), "output for a half-written line");
+    write!(stdin, "{rest}").unwrap();
+    stdin.flush().unwrap();
+    let got = rx.recv_timeout(Duration::from_secs(10)).expect("the second line once written whole");
+    assert!(got.contains("\"type\": \"tool_result\""), "{got}");
+    drop(stdin);
+    let last = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert!(last.contains("\"type\": \"result\""), "{last}");
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    reader.join().unwrap();
+}
+
+#[test]
 fn a_reader_that_goes_away_ends_agentgate_quietly() {
     let mut input = String::new();
     for i in 0..50_000 {

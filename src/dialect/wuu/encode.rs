@@ -74,13 +74,15 @@ fn v(x: impl Into<Value>) -> Field<'static> {
 /// Arguments as the JSON text wuu writes: the source's text when it was JSON already (given as
 /// JSON text, or plain text that holds JSON, as adal and base-context read it too), the compact
 /// form of a value, and text that is not JSON as a JSON string, so that it parses — unless wuu
-/// itself wrote that text (`own`): then it goes back as it came.
+/// itself wrote that text (`own`): then it goes back as it came. No arguments, or empty text
+/// (localcode's `args` for a call without any), are `{}`, as adal and base-context write them.
 fn json_text(a: &Arguments, own: bool) -> Cow<'_, str> {
     if let Some(json) = a.json() {
         return json;
     }
     match &a.text {
         Some(t) if own => Cow::Borrowed(t),
+        Some(t) if t.is_empty() => Cow::Borrowed("{}"),
         Some(t) if serde_json::from_str::<serde::de::IgnoredAny>(t).is_ok() => Cow::Borrowed(t),
         Some(t) => {
             let mut out = Vec::with_capacity(t.len() + 2);

@@ -19,6 +19,20 @@ fn spawn(args: &[&str]) -> Child {
     bin().args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
 }
 
+/// The child's stdout lines as they come, read on a thread of their own.
+fn output_lines(child: &mut Child) -> (mpsc::Receiver<String>, std::thread::JoinHandle<()>) {
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    (rx, reader)
+}
+
 fn run_with_stdin(args: &[&str], input: &[u8]) -> Output {
     let mut child = spawn(args);
     let mut stdin = child.stdin.take().unwrap();
@@ -230,15 +244,7 @@ fn the_report_counts_each_dropped_member_however_many_sets_of_members_the_record
 fn a_live_stream_sees_each_translated_line_before_the_input_ends() {
     let mut child = spawn(&["--to", "localcode"]);
     let mut stdin = child.stdin.take().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            if tx.send(line.unwrap()).is_err() {
-                break;
-            }
-        }
-    });
+    let (rx, reader) = output_lines(&mut child);
     let lines = [
         "{\"type\":\"tool_call\",\"id\":\"a\",\"name\":\"bash\",\"args\":{\"command\":\"make\"}}",
         "{\"type\":\"tool_result\",\"id\":\"a\",\"name\":\"bash\",\"status\":\"completed\",\"output\":\"ok\"}",
@@ -267,15 +273,7 @@ fn a_line_whose_next_line_is_only_half_written_is_not_held_back() {
     // pieces) and then works a while: the whole line's translation must not wait for the rest.
     let mut child = spawn(&["--from", "adal", "--to", "localcode"]);
     let mut stdin = child.stdin.take().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            if tx.send(line.unwrap()).is_err() {
-                break;
-            }
-        }
-    });
+    let (rx, reader) = output_lines(&mut child);
     let second =
         "{\"type\":\"tool_result\",\"id\":\"a\",\"name\":\"bash\",\"status\":\"completed\",\"output\":\"ok\"}\n";
     let (head, rest) = second.split_at(30);

@@ -83,8 +83,9 @@ pub enum Command {
         /// Exit 65 when a file cannot be read or its dialect told
         #[arg(long)]
         strict: bool,
-        /// Files, - for standard input, or directories searched for *.jsonl and *.ndjson
-        #[arg(value_name = "PATH", required = true)]
+        /// Files, - for standard input, or directories searched for *.jsonl and *.ndjson;
+        /// standard input when none
+        #[arg(value_name = "PATH")]
         paths: Vec<PathBuf>,
     },
     /// Check a stream against its dialect's contract in mappings/: one line per problem,

@@ -198,7 +198,8 @@ fn summary_command(
     use agentgate::summary::{summarize, RunSummary};
 
     let from: Option<Dialect> = from.parse().ok();
-    let files = collect(paths);
+    // No PATH: the run on standard input, as the other commands read it.
+    let files = if paths.is_empty() { vec![PathBuf::from("-")] } else { collect(paths) };
     let summarize_one = |path: &PathBuf| -> RunSummary {
         let name = display(path);
         match open(path) {

@@ -114,6 +114,27 @@ fn the_cli_summarizes_a_mixed_folder_in_sorted_order_and_goes_on_past_bad_files(
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[test]
+fn without_a_path_the_cli_summarizes_the_run_on_standard_input() {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentgate"))
+        .args(["summary", "--format", "jsonl"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = std::fs::read(common::fixtures().join("wuu/timeout.jsonl")).unwrap();
+    child.stdin.take().unwrap().write_all(&input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let lines: Vec<Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["file"], "<stdin>");
+    assert_eq!(lines[0]["dialect"], "wuu");
+    assert_eq!(lines[0]["outcome"], "timeout");
+}
+
 /// Every integer in every line of every fixture written as a string of digits, and every string
 /// of digits written as an integer, one at a time: the run's figures do not change (DESIGN.md:
 /// a decoder accepts a count written either way). Found the loom, canonical and base-context

@@ -7,8 +7,8 @@
 //! the next line and [`Lines::frame`] borrows it, so a decoder can read the line while the
 //! pipeline asks the reader for its digest. The reader keeps a SHA-256 of every byte consumed
 //! (some targets derive ids or digests from the input), hashed a buffer at a time rather than a
-//! line at a time, and says when its buffer is empty, which is when the next read may wait: the
-//! pipeline flushes its output then.
+//! line at a time, and says when its buffer holds no whole line (nothing, or the start of one),
+//! which is when the next read may wait: the pipeline flushes its output then.
 
 use std::cell::Cell;
 use std::io::{self, Read};

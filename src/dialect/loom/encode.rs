@@ -113,6 +113,69 @@ fn emit(sink: &mut Sink<'_>, kind: &str, fields: Vec<(&str, Field<'_>)>, extra: 
     build_line(Dialect::Loom.contract(), kind, all, extra).write(sink.out, Layout::Sorted);
 }
 
+/// Writes a line of one of the kinds most loom lines are, read from loom (`Turn`, `ToolCall`,
+/// `Usage`), byte for byte as [`emit`] would: `fields` come sorted by key, with `kind` and
+/// `schema_version` among them, and the source's extra members that the contract accepts there
+/// are merged into their places (one of the same key standing in for the field), so no member
+/// list is built, searched and sorted for the line. These are most of a loom stream's lines,
+/// and writing them that way was most of translating loom to loom.
+fn emit_sorted<'a>(
+    sink: &mut Sink<'_>,
+    kind: &str,
+    fields: impl IntoIterator<Item = (&'static str, Field<'a>)>,
+    extra: Option<&Extra>,
+) {
+    let mut extras = extra.map(Extra::members).unwrap_or_default();
+    if !extras.is_empty() {
+        let may = Dialect::Loom.contract().fields_of(kind);
+        extras.retain(|(k, v)| may.accepts(k, v));
+        extras.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    }
+    let mut extras = extras.into_iter().peekable();
+    let mut fields = fields.into_iter().peekable();
+    let out = &mut *sink.out;
+    out.push(b'{');
+    let mut last: &str = "";
+    loop {
+        let from_extra = match (fields.peek(), extras.peek()) {
+            (None, None) => break,
+            (Some(_), None) => false,
+            (None, Some(_)) => true,
+            (Some((f, _)), Some((e, _))) => match (*f).cmp(e.as_ref()) {
+                std::cmp::Ordering::Less => false,
+                std::cmp::Ordering::Greater => true,
+                std::cmp::Ordering::Equal => {
+                    // The source's member stands in for the field.
+                    fields.next();
+                    true
+                }
+            },
+        };
+        if out.last() != Some(&b'{') {
+            out.push(b',');
+        }
+        if from_extra {
+            let Some((k, v)) = extras.next() else { break };
+            write_str(out, &k, Layout::Sorted);
+            out.push(b':');
+            Field::Member(v).write(out, Layout::Sorted);
+        } else {
+            let Some((k, v)) = fields.next() else { break };
+            debug_assert!(last < k, "{kind} fields out of order: {last} before {k}");
+            last = k;
+            // The encoder's own keys: plain words, nothing to escape.
+            out.push(b'"');
+            out.extend_from_slice(k.as_bytes());
+            out.extend_from_slice(b"\":");
+            v.write(out, Layout::Sorted);
+        }
+    }
+    out.extend_from_slice(b"}\n");
+}
+
+/// `schema_version`'s value, as [`emit_sorted`]'s fields give it.
+const VERSION: Field<'static> = Field::Json("1");
+
 fn owned(fields: Vec<(&str, Value)>) -> Vec<(&str, Field<'static>)> {
     fields.into_iter().map(|(k, v)| (k, Field::Owned(v))).collect()
 }
@@ -363,49 +426,46 @@ impl Encode for Encoder {
             Event::Diagnostics { kind, data } if own && kind == "route" => {
                 emit(sink, "Route", data.iter().map(|(k, v)| (k.as_str(), Field::Value(v))).collect(), extra);
             }
+            // The kinds most loom lines are, each one's fields in key order.
             Event::RoundEnd { id, stop } if own => {
-                let mut f = Vec::with_capacity(2);
-                if let Some(turn) = turn_number(id) {
-                    f.push(("turn", turn));
-                }
-                if let Some(stop) = stop {
-                    f.push(("turn_stop", Field::Str(stop)));
-                }
-                emit(sink, "Turn", f, extra);
+                let f = [
+                    Some(("kind", Field::Str("Turn"))),
+                    Some(("schema_version", VERSION)),
+                    turn_number(id).map(|turn| ("turn", turn)),
+                    stop.as_deref().map(|stop| ("turn_stop", Field::Str(stop))),
+                ];
+                emit_sorted(sink, "Turn", f.into_iter().flatten(), extra);
             }
             Event::ToolCall(c) if own => {
                 let arguments = match &c.arguments.text {
                     Some(t) => Field::Str(t),
                     None => Field::Owned(Value::String(c.arguments.to_text())),
                 };
-                let f = vec![
-                    ("call_id", Field::Str(c.id.as_deref().unwrap_or_default())),
-                    ("name", Field::Str(&c.name)),
+                let f = [
                     ("arguments", arguments),
+                    ("call_id", Field::Str(c.id.as_deref().unwrap_or_default())),
+                    ("kind", Field::Str("ToolCall")),
+                    ("name", Field::Str(&c.name)),
+                    ("schema_version", VERSION),
                 ];
-                emit(sink, "ToolCall", f, extra);
+                emit_sorted(sink, "ToolCall", f, extra);
             }
             Event::Usage(u) if own => {
-                let mut f = Vec::with_capacity(8);
-                if let Some(turn) = turn_number(&u.of) {
-                    f.push(("turn", turn));
-                }
-                if let Some(model) = &u.model {
-                    f.push(("model", Field::Str(model)));
-                }
-                for (key, n) in [
-                    ("input_tokens", u.tokens.input),
-                    ("output_tokens", u.tokens.output),
-                    ("cached_input_tokens", u.tokens.cache_read),
-                    ("cache_creation_input_tokens", u.tokens.cache_write),
-                    ("reasoning_output_tokens", u.tokens.reasoning),
-                ] {
-                    if let Some(n) = n {
-                        f.push((key, Field::Owned(Value::from(n))));
-                    }
-                }
-                f.push(("final_usage", Field::Owned(Value::Bool(u.final_))));
-                emit(sink, "Usage", f, extra);
+                let t = &u.tokens;
+                let count = |key, n: Option<u64>| n.map(|n| (key, Field::Owned(Value::from(n))));
+                let f = [
+                    count("cache_creation_input_tokens", t.cache_write),
+                    count("cached_input_tokens", t.cache_read),
+                    Some(("final_usage", Field::Json(if u.final_ { "true" } else { "false" }))),
+                    count("input_tokens", t.input),
+                    Some(("kind", Field::Str("Usage"))),
+                    u.model.as_deref().map(|model| ("model", Field::Str(model))),
+                    count("output_tokens", t.output),
+                    count("reasoning_output_tokens", t.reasoning),
+                    Some(("schema_version", VERSION)),
+                    turn_number(&u.of).map(|turn| ("turn", turn)),
+                ];
+                emit_sorted(sink, "Usage", f.into_iter().flatten(), extra);
             }
             // A run from another dialect is gathered into its Session line.
             other => {
@@ -441,5 +501,102 @@ impl Encode for Encoder {
             }
         }
         Fate::Written
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::object::Object;
+    use crate::report::Report;
+
+    /// The line [`emit`] writes and the one [`emit_sorted`] writes, for the same fields (given
+    /// unsorted to the one, sorted with `kind` and `schema_version` to the other).
+    fn both(kind: &str, fields: Vec<(&'static str, Field<'_>)>, extra: &Extra) -> (String, String) {
+        let mut report = Report::default();
+        let (mut slow, mut fast) = (Vec::new(), Vec::new());
+        emit(&mut Sink { out: &mut slow, report: &mut report }, kind, fields.clone(), Some(extra));
+        let mut sorted = fields;
+        sorted.push(("kind", Field::Str(kind)));
+        sorted.push(("schema_version", VERSION));
+        sorted.sort_by(|a, b| a.0.cmp(b.0));
+        emit_sorted(&mut Sink { out: &mut fast, report: &mut report }, kind, sorted, Some(extra));
+        (String::from_utf8(slow).unwrap(), String::from_utf8(fast).unwrap())
+    }
+
+    /// Members a source line may carry beside its kind's fields: fields of the kinds (some of
+    /// the wrong type, which the contract refuses), the two every line has, keys that sort
+    /// anywhere or need escapes, values that are written as read or through a tree.
+    fn extra_members() -> impl Strategy<Value = String> {
+        let keys = prop::sample::select(vec![
+            "turn",
+            "turn_stop",
+            "model",
+            "phase",
+            "kind",
+            "schema_version",
+            "arguments",
+            "call_id",
+            "name",
+            "input_tokens",
+            "cached_input_tokens",
+            "final_usage",
+            "a",
+            "zz",
+            "k\\\"ey",
+            "\\u00e9",
+            "Turn",
+            "",
+        ]);
+        let values = prop::sample::select(vec![
+            "1",
+            "-1",
+            "7",
+            "\"x\"",
+            "null",
+            "true",
+            "{\"b\":1,\"a\":[2,1]}",
+            "[3,1]",
+            "1.5",
+            "\"\\u003c/\"",
+            "\"ToolCalls\"",
+            "12345678901234567890",
+        ]);
+        prop::collection::vec((keys, values), 0..6).prop_map(|members| {
+            let inside: Vec<String> = members.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
+            format!("{{{}}}", inside.join(","))
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn the_sorted_writer_writes_what_the_generic_one_does(
+            json in extra_members(),
+            turn in prop::option::of(prop::sample::select(vec!["3", "x7"])),
+            text in prop::option::of(prop::sample::select(vec!["EndTurn", "a\"b<", ""])),
+            count in prop::option::of(0u64..u64::MAX),
+        ) {
+            let extra = Object::parse(&json).unwrap().unwrap().into_extra();
+            let turn = turn.map(str::to_string);
+            let turn = || turn_number(&turn);
+            let text_or = |d: &'static str| Field::Str(text.unwrap_or(d));
+            let cases: Vec<(&str, Vec<(&'static str, Field<'_>)>)> = vec![
+                ("Turn", [turn().map(|t| ("turn", t)), text.map(|s| ("turn_stop", Field::Str(s)))].into_iter().flatten().collect()),
+                ("ToolCall", vec![("call_id", text_or("c1")), ("name", text_or("n")), ("arguments", text_or("{}"))]),
+                ("Usage", [
+                    turn().map(|t| ("turn", t)),
+                    text.map(|m| ("model", Field::Str(m))),
+                    count.map(|n| ("input_tokens", Field::Owned(Value::from(n)))),
+                    count.map(|n| ("cached_input_tokens", Field::Owned(Value::from(n / 2)))),
+                    Some(("final_usage", Field::Json("false"))),
+                ].into_iter().flatten().collect()),
+            ];
+            for (kind, fields) in cases {
+                let (slow, fast) = both(kind, fields, &extra);
+                prop_assert_eq!(&fast, &slow, "{} with extra members {}", kind, json);
+            }
+        }
     }
 }

@@ -418,7 +418,29 @@ pub(crate) fn tool_output<'a>(r: &'a crate::event::ToolResult, ctx: &'a Context)
     }
 }
 
-/// Builds an output line of `contract`'s dialect: its kind member, then `fields` in order,
+/// Fields of which a later one may name the key of an earlier one (a record's own members, then
+/// the fields an encoder writes in any case): each key once, in its first place, with its last
+/// value; none of the keys `written` (the type field, which [`build_line`] writes, and any the
+/// encoder adds after). What `build_line` takes from an encoder that passes a record's members on.
+pub(crate) fn last_wins<'a>(
+    written: &[&str],
+    fields: impl IntoIterator<Item = (&'a str, Field<'a>)>,
+) -> Vec<(&'a str, Field<'a>)> {
+    let mut out: Vec<(&'a str, Field<'a>)> = Vec::new();
+    for (k, v) in fields {
+        if written.contains(&k) {
+            continue;
+        }
+        match out.iter_mut().find(|p| p.0 == k) {
+            Some(p) => p.1 = v,
+            None => out.push((k, v)),
+        }
+    }
+    out
+}
+
+/// Builds an output line of `contract`'s dialect: its kind member, then `fields` in order (each
+/// key once: an encoder that passes a record's members on gives them through [`last_wins`]),
 /// then the members of the source line that the model had no field for (`extra`, given only
 /// when the source is the same dialect). An extra member takes the place of a written one only
 /// when the contract accepts its value there: it restores what the source said (an unknown
@@ -441,8 +463,11 @@ pub(crate) fn build_line<'a, F: Into<Field<'a>>>(
         Some(p) => p.1 = v,
         None => pairs.push((k, v)),
     };
+    // An encoder names each of its fields once, and never its type field: they go in as they
+    // come. Only an extra member may meet a key already there.
     for (k, v) in fields {
-        put(&mut pairs, Cow::Borrowed(k), v.into());
+        debug_assert!(pairs.iter().all(|p| p.0 != k), "a {kind} line given {k} twice");
+        pairs.push((Cow::Borrowed(k), v.into()));
     }
     if !extra.is_empty() {
         let may = contract.fields_of(kind);

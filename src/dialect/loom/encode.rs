@@ -3,7 +3,7 @@ use serde_json::{Map, Value};
 
 use super::{other_stop, SCHEMA_VERSION};
 use crate::contract::Contract;
-use crate::dialect::{build_line, Dialect, Encode, Record, Sink};
+use crate::dialect::{build_line, last_wins, Dialect, Encode, Record, Sink};
 use crate::event::{Basis, Event, Outcome, Scope, Summary, Terminal, Tokens, ToolStatus};
 use crate::extra::Extra;
 use crate::json::{write_line, write_str, Field, Layout};
@@ -424,7 +424,8 @@ impl Encode for Encoder {
                 return Fate::PassedThrough;
             }
             Event::Diagnostics { kind, data } if own && kind == "route" => {
-                emit(sink, "Route", data.iter().map(|(k, v)| (k.as_str(), Field::Value(v))).collect(), extra);
+                let data = data.iter().map(|(k, v)| (k.as_str(), Field::Value(v)));
+                emit(sink, "Route", last_wins(&["kind", "schema_version"], data), extra);
             }
             // The kinds most loom lines are, each one's fields in key order.
             Event::RoundEnd { id, stop } if own => {

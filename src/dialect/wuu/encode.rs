@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::{ids, Ids};
 use crate::contract::Contract;
-use crate::dialect::{build_line, refusal, Dialect, Encode, Record, Sink};
+use crate::dialect::{build_line, last_wins, refusal, Dialect, Encode, Record, Sink};
 use crate::event::{Arguments, Event, Outcome, Phase, Session, ToolStatus};
 use crate::extra::Extra;
 use crate::json::{write_line, Field, Layout};
@@ -101,6 +101,26 @@ impl Encoder {
         fields: impl IntoIterator<Item = (&'a str, Field<'a>)>,
         extra: Option<&'a Extra>,
     ) {
+        build_line(self.contract, kind, self.id_fields(kind).chain(fields), extra).write(sink.out, Layout::Go);
+    }
+
+    /// [`Encoder::emit`] for a record that carries members of its own (`data`): they may name a
+    /// field written anyway, the ids included; the fields given last stand.
+    fn emit_with<'a>(
+        &'a self,
+        sink: &mut Sink<'_>,
+        kind: &'a str,
+        data: &'a crate::event::Fields,
+        fields: impl IntoIterator<Item = (&'a str, Field<'a>)>,
+        extra: Option<&'a Extra>,
+    ) {
+        let data = data.iter().map(|(k, v)| (k.as_str(), Field::Value(v)));
+        let all = last_wins(&[self.contract.type_field.as_str()], self.id_fields(kind).chain(data).chain(fields));
+        build_line(self.contract, kind, all, extra).write(sink.out, Layout::Go);
+    }
+
+    /// The ids a line of `kind` carries: the thread's, and the turn's.
+    fn id_fields<'a>(&'a self, kind: &str) -> impl Iterator<Item = (&'a str, Field<'a>)> {
         let turn = self.turn_id.as_deref().or(self.last_turn_id.as_deref()).unwrap_or("");
         let id_fields =
             [("thread_id", Field::Str(self.thread_id.as_deref().unwrap_or(""))), ("turn_id", Field::Str(turn))];
@@ -109,7 +129,7 @@ impl Encoder {
             Ids::Thread => 1,
             Ids::Turn => 2,
         };
-        build_line(self.contract, kind, id_fields.into_iter().take(n).chain(fields), extra).write(sink.out, Layout::Go);
+        id_fields.into_iter().take(n)
     }
 
     /// `session_configured` comes first; made from what the run says of its session where the
@@ -436,12 +456,12 @@ impl Encode for Encoder {
             }
             Event::FileChange { path, action, tool, data } => {
                 self.ensure_turn(ctx, sink);
-                let mut fields: Vec<(&str, Field<'_>)> =
-                    data.iter().map(|(k, v)| (k.as_str(), Field::Value(v))).collect();
-                fields.push(("path", s(path.clone())));
-                fields.push(("action", s(action.clone().unwrap_or_default())));
-                fields.push(("tool_name", s(tool.clone().unwrap_or_default())));
-                self.emit(sink, "file_changed", fields, extra);
+                let fields = [
+                    ("path", s(path.clone())),
+                    ("action", s(action.clone().unwrap_or_default())),
+                    ("tool_name", s(tool.clone().unwrap_or_default())),
+                ];
+                self.emit_with(sink, "file_changed", data, fields, extra);
             }
             Event::Subagent { phase, id, status, data } => {
                 self.ensure_session(None, ctx, sink);
@@ -450,13 +470,11 @@ impl Encode for Encoder {
                     Phase::Update => "subagent_updated",
                     Phase::End => "subagent_completed",
                 };
-                let mut fields: Vec<(&str, Field<'_>)> =
-                    data.iter().map(|(k, v)| (k.as_str(), Field::Value(v))).collect();
-                fields.push(("agent_id", s(id.clone().unwrap_or_default())));
+                let mut fields = vec![("agent_id", s(id.clone().unwrap_or_default()))];
                 if let Some(st) = status {
                     fields.push(("status", s(st.clone())));
                 }
-                self.emit(sink, kind, fields, extra);
+                self.emit_with(sink, kind, data, fields, extra);
             }
             Event::Todo { items } => {
                 self.ensure_turn(ctx, sink);
@@ -464,8 +482,7 @@ impl Encode for Encoder {
             }
             Event::Diagnostics { kind, data } if kind == "provider_state" || kind == "request_context" => {
                 self.ensure_session(None, ctx, sink);
-                let fields: Vec<(&str, Field<'_>)> = data.iter().map(|(k, v)| (k.as_str(), Field::Value(v))).collect();
-                self.emit(sink, kind, fields, extra);
+                self.emit_with(sink, kind, data, [], extra);
             }
             Event::FinalAnswer { text } if !own && !ctx.answer_streamed && !text.is_empty() => {
                 // An answer the source gave whole (adal's answer) is the turn's message.

@@ -418,6 +418,79 @@ pub(crate) fn tool_output<'a>(r: &'a crate::event::ToolResult, ctx: &'a Context)
     }
 }
 
+/// Writes a line of a layout that sorts members by key (loom's, wuu's), byte for byte as
+/// [`build_line`] and [`Line::write`] would, without building and sorting a member list:
+/// `fields` come sorted by key, each key once, the type field among them, their keys plain words
+/// (an encoder's own); the source's extra members that `contract` accepts for `kind` are merged
+/// into their places, one of the same key standing in for the field.
+pub(crate) fn write_sorted<'a>(
+    out: &mut Vec<u8>,
+    contract: &crate::contract::Contract,
+    kind: &str,
+    fields: impl IntoIterator<Item = (&'a str, Field<'a>)>,
+    extra: Option<&Extra>,
+    layout: crate::json::Layout,
+) {
+    let mut extras = extra.map(Extra::members).unwrap_or_default();
+    if !extras.is_empty() {
+        let may = contract.fields_of(kind);
+        extras.retain(|(k, v)| may.accepts(k, v));
+        extras.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    }
+    let mut extras = extras.into_iter().peekable();
+    let mut fields = fields.into_iter().peekable();
+    out.push(b'{');
+    let mut last: &str = "";
+    loop {
+        let from_extra = match (fields.peek(), extras.peek()) {
+            (None, None) => break,
+            (Some(_), None) => false,
+            (None, Some(_)) => true,
+            (Some((f, _)), Some((e, _))) => match (*f).cmp(e.as_ref()) {
+                std::cmp::Ordering::Less => false,
+                std::cmp::Ordering::Greater => true,
+                std::cmp::Ordering::Equal => {
+                    // The source's member stands in for the field.
+                    fields.next();
+                    true
+                }
+            },
+        };
+        if out.last() != Some(&b'{') {
+            out.push(b',');
+        }
+        if from_extra {
+            let Some((k, v)) = extras.next() else { break };
+            crate::json::write_str(out, &k, layout);
+            out.push(b':');
+            Field::Member(v).write(out, layout);
+        } else {
+            let Some((k, v)) = fields.next() else { break };
+            debug_assert!(last < k, "{kind} fields out of order: {last} before {k}");
+            debug_assert!(k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'), "{kind}: key {k}");
+            last = k;
+            out.push(b'"');
+            out.extend_from_slice(k.as_bytes());
+            out.extend_from_slice(b"\":");
+            v.write(out, layout);
+        }
+    }
+    out.extend_from_slice(b"}\n");
+}
+
+/// Two lists of fields, each sorted by key, as one.
+pub(crate) fn merged<'a>(
+    a: impl IntoIterator<Item = (&'a str, Field<'a>)>,
+    b: impl IntoIterator<Item = (&'a str, Field<'a>)>,
+) -> impl Iterator<Item = (&'a str, Field<'a>)> {
+    let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
+    std::iter::from_fn(move || match (a.peek(), b.peek()) {
+        (Some(x), Some(y)) if x.0 < y.0 => a.next(),
+        (Some(_), None) => a.next(),
+        _ => b.next(),
+    })
+}
+
 /// Fields of which a later one may name the key of an earlier one (a record's own members, then
 /// the fields an encoder writes in any case): each key once, in its first place, with its last
 /// value; none of the keys `written` (the type field, which [`build_line`] writes, and any the

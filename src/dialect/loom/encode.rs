@@ -3,7 +3,7 @@ use serde_json::{Map, Value};
 
 use super::{other_stop, SCHEMA_VERSION};
 use crate::contract::Contract;
-use crate::dialect::{build_line, last_wins, Dialect, Encode, Record, Sink};
+use crate::dialect::{build_line, last_wins, write_sorted, Dialect, Encode, Record, Sink};
 use crate::event::{Basis, Event, Outcome, Scope, Summary, Terminal, Tokens, ToolStatus};
 use crate::extra::Extra;
 use crate::json::{write_line, write_str, Field, Layout};
@@ -114,63 +114,16 @@ fn emit(sink: &mut Sink<'_>, kind: &str, fields: Vec<(&str, Field<'_>)>, extra: 
 }
 
 /// Writes a line of one of the kinds most loom lines are, read from loom (`Turn`, `ToolCall`,
-/// `Usage`), byte for byte as [`emit`] would: `fields` come sorted by key, with `kind` and
-/// `schema_version` among them, and the source's extra members that the contract accepts there
-/// are merged into their places (one of the same key standing in for the field), so no member
-/// list is built, searched and sorted for the line. These are most of a loom stream's lines,
-/// and writing them that way was most of translating loom to loom.
+/// `Usage`), byte for byte as [`emit`] would, through [`write_sorted`]: `fields` come sorted by
+/// key, with `kind` and `schema_version` among them. These are most of a loom stream's lines,
+/// and writing them through a member list to sort was most of translating loom to loom.
 fn emit_sorted<'a>(
     sink: &mut Sink<'_>,
     kind: &str,
-    fields: impl IntoIterator<Item = (&'static str, Field<'a>)>,
+    fields: impl IntoIterator<Item = (&'a str, Field<'a>)>,
     extra: Option<&Extra>,
 ) {
-    let mut extras = extra.map(Extra::members).unwrap_or_default();
-    if !extras.is_empty() {
-        let may = Dialect::Loom.contract().fields_of(kind);
-        extras.retain(|(k, v)| may.accepts(k, v));
-        extras.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    }
-    let mut extras = extras.into_iter().peekable();
-    let mut fields = fields.into_iter().peekable();
-    let out = &mut *sink.out;
-    out.push(b'{');
-    let mut last: &str = "";
-    loop {
-        let from_extra = match (fields.peek(), extras.peek()) {
-            (None, None) => break,
-            (Some(_), None) => false,
-            (None, Some(_)) => true,
-            (Some((f, _)), Some((e, _))) => match (*f).cmp(e.as_ref()) {
-                std::cmp::Ordering::Less => false,
-                std::cmp::Ordering::Greater => true,
-                std::cmp::Ordering::Equal => {
-                    // The source's member stands in for the field.
-                    fields.next();
-                    true
-                }
-            },
-        };
-        if out.last() != Some(&b'{') {
-            out.push(b',');
-        }
-        if from_extra {
-            let Some((k, v)) = extras.next() else { break };
-            write_str(out, &k, Layout::Sorted);
-            out.push(b':');
-            Field::Member(v).write(out, Layout::Sorted);
-        } else {
-            let Some((k, v)) = fields.next() else { break };
-            debug_assert!(last < k, "{kind} fields out of order: {last} before {k}");
-            last = k;
-            // The encoder's own keys: plain words, nothing to escape.
-            out.push(b'"');
-            out.extend_from_slice(k.as_bytes());
-            out.extend_from_slice(b"\":");
-            v.write(out, Layout::Sorted);
-        }
-    }
-    out.extend_from_slice(b"}\n");
+    write_sorted(sink.out, Dialect::Loom.contract(), kind, fields, extra, Layout::Sorted);
 }
 
 /// `schema_version`'s value, as [`emit_sorted`]'s fields give it.

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::{ids, Ids};
 use crate::contract::Contract;
-use crate::dialect::{build_line, last_wins, refusal, Dialect, Encode, Record, Sink};
+use crate::dialect::{build_line, last_wins, merged, refusal, write_sorted, Dialect, Encode, Record, Sink};
 use crate::event::{Arguments, Event, Outcome, Phase, Session, ToolStatus};
 use crate::extra::Extra;
 use crate::json::{write_line, Field, Layout};
@@ -221,7 +221,8 @@ impl Encoder {
         self.last_turn_id = self.turn_id.take();
     }
 
-    /// A `tool_*` line, and its `command_*` twin for a call to bash.
+    /// A `tool_*` line, and its `command_*` twin for a call to bash: `fields` sorted by key
+    /// (see [`Encoder::emit_sorted`]).
     fn tool<'a, const N: usize>(
         &'a self,
         sink: &mut Sink<'_>,
@@ -230,14 +231,28 @@ impl Encoder {
         fields: [(&'a str, Field<'a>); N],
         extra: Option<&'a Extra>,
     ) {
-        let all = std::iter::once(("item_id", Field::Str(item))).chain(fields);
+        let all = merged([("item_id", Field::Str(item))], fields);
         if self.bash.contains_key(item) {
             let all: Vec<_> = all.collect();
-            self.emit(sink, step.0, all.clone(), extra);
-            self.emit(sink, step.1, all, None);
+            self.emit_sorted(sink, step.0, all.clone(), extra);
+            self.emit_sorted(sink, step.1, all, None);
         } else {
-            self.emit(sink, step.0, all, extra);
+            self.emit_sorted(sink, step.0, all, extra);
         }
+    }
+
+    /// [`Encoder::emit`] for the lines most of a wuu stream is (text and tool output deltas,
+    /// tool ends), through [`write_sorted`]: `fields` come sorted by key, the ids and the type
+    /// are merged in.
+    fn emit_sorted<'a>(
+        &'a self,
+        sink: &mut Sink<'_>,
+        kind: &'a str,
+        fields: impl IntoIterator<Item = (&'a str, Field<'a>)>,
+        extra: Option<&'a Extra>,
+    ) {
+        let written = self.id_fields(kind).chain([(self.contract.type_field.as_str(), Field::Str(kind))]);
+        write_sorted(sink.out, self.contract, kind, merged(fields, written), extra, Layout::Go);
     }
 
     fn start_call(&mut self, sink: &mut Sink<'_>, item: &str, name: &str, args: &Arguments, extra: Option<&Extra>) {
@@ -273,7 +288,7 @@ impl Encoder {
         error: &str,
         extra: Option<&Extra>,
     ) {
-        let fields = [("name", Field::Str(name)), ("status", Field::Str(status)), ("error", Field::Str(error))];
+        let fields = [("error", Field::Str(error)), ("name", Field::Str(name)), ("status", Field::Str(status))];
         self.tool(sink, COMPLETED, item, fields, extra);
         self.streamed.shift_remove(item);
         self.bash.shift_remove(item);
@@ -343,7 +358,7 @@ impl Encode for Encoder {
                     self.message.push_str(text);
                     self.unfinished_message = true;
                 }
-                self.emit(sink, "agent_message_delta", [("delta", Field::Str(text))], extra);
+                self.emit_sorted(sink, "agent_message_delta", [("delta", Field::Str(text))], extra);
             }
             Event::TextReplace { text } | Event::TextEnd { text: Some(text) } => {
                 self.ensure_turn(ctx, sink);
@@ -535,5 +550,59 @@ impl Encode for Encoder {
             }
         }
         Fate::Written
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::object::Object;
+    use crate::report::Report;
+
+    proptest! {
+        /// The lines written through `emit_sorted` are the ones `emit` writes, whatever ids the
+        /// encoder holds and whatever extra members a wuu source line brings (named like a field
+        /// or an id, of a type the contract takes or refuses, sorting anywhere, needing escapes).
+        #[test]
+        fn the_sorted_writer_writes_what_the_generic_one_does(
+            members in prop::collection::vec((
+                prop::sample::select(vec![
+                    "delta", "item_id", "name", "status", "error", "thread_id", "turn_id", "type", "a", "zz",
+                    "k<y", "\\u2028", "",
+                ]),
+                prop::sample::select(vec!["1", "\"x\"", "null", "true", "{\"b\":1,\"a\":\"<\"}", "[2,1]", "\"a&b\""]),
+            ), 0..5),
+            thread in prop::option::of("[a-z<&]{0,4}"),
+            turn in prop::option::of("[a-z]{0,3}"),
+            text in "[a-z<>&\u{2028}\"]{0,6}",
+        ) {
+            let json = format!(
+                "{{{}}}",
+                members.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect::<Vec<_>>().join(",")
+            );
+            let extra = Object::parse(&json).unwrap().unwrap().into_extra();
+            let mut enc = Encoder::new();
+            enc.thread_id = thread;
+            enc.turn_id = turn;
+            let mut report = Report::default();
+            let cases: Vec<(&str, Vec<(&str, Field<'_>)>)> = vec![
+                ("agent_message_delta", vec![("delta", Field::Str(&text))]),
+                ("tool_output_delta", vec![("delta", Field::Str(&text)), ("item_id", Field::Str("i1"))]),
+                ("tool_completed", vec![
+                    ("error", Field::Str(&text)),
+                    ("item_id", Field::Str("i1")),
+                    ("name", Field::Str("bash")),
+                    ("status", Field::Str("completed")),
+                ]),
+            ];
+            for (kind, fields) in cases {
+                let (mut slow, mut fast) = (Vec::new(), Vec::new());
+                enc.emit(&mut Sink { out: &mut slow, report: &mut report }, kind, fields.clone(), Some(&extra));
+                enc.emit_sorted(&mut Sink { out: &mut fast, report: &mut report }, kind, fields, Some(&extra));
+                prop_assert_eq!(String::from_utf8(fast).unwrap(), String::from_utf8(slow).unwrap(), "{} with {}", kind, json);
+            }
+        }
     }
 }

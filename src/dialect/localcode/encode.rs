@@ -22,7 +22,24 @@ pub struct Encoder {
     /// The message of the last `error` written: a run's error that it already said is not
     /// said again before `result`.
     last_error: Option<String>,
+    /// The contract's limits of the fields this encoder cuts (see [`CUT`]), looked up once.
+    limits: [usize; CUT.len()],
 }
+
+/// The fields the encoder cuts or splits to localcode's limits, the most written first: their
+/// limits are looked up in the contract once, not at every line (two table lookups by name).
+const CUT: [(&str, &str); 10] = [
+    ("tool_start", "args"),
+    ("tool_result", "args"),
+    ("tool_result", "result"),
+    ("content", "chunk"),
+    ("thinking_chunk", "chunk"),
+    ("error", "message"),
+    ("thinking_peek", "text"),
+    ("thinking_done", "text"),
+    ("stage", "stage"),
+    ("tool_preview", "snippet"),
+];
 
 impl Encoder {
     pub fn new() -> Self {
@@ -31,11 +48,19 @@ impl Encoder {
             reasoning: String::new(),
             streaming: false,
             last_error: None,
+            limits: CUT.map(|(kind, field)| Self::contract_limit(kind, field)),
         }
     }
 
+    fn contract_limit(kind: &str, field: &str) -> usize {
+        Dialect::Localcode.contract().limit(kind, field).unwrap_or(usize::MAX)
+    }
+
     fn limit(&self, kind: &str, field: &str) -> usize {
-        self.contract.limit(kind, field).unwrap_or(usize::MAX)
+        match CUT.iter().position(|c| *c == (kind, field)) {
+            Some(i) => self.limits[i],
+            None => Self::contract_limit(kind, field),
+        }
     }
 
     /// `text` cut to the contract's limit for `kind.field`, counting a cut in the report.
@@ -366,5 +391,22 @@ impl Encoder {
             }
         }
         Fate::Written
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_field_the_encoder_cuts_has_a_limit_in_the_contract() {
+        for (kind, field) in CUT {
+            assert!(Dialect::Localcode.contract().limit(kind, field).is_some(), "{kind}.{field}");
+        }
+        let enc = Encoder::new();
+        assert_eq!(enc.limit("content", "chunk"), 2000);
+        assert_eq!(enc.limit("tool_result", "result"), 4000);
+        assert_eq!(enc.limit("error", "message"), 240);
+        assert_eq!(enc.limit("result", "final_text"), usize::MAX, "a field without a limit");
     }
 }

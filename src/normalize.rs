@@ -124,6 +124,8 @@ impl Context {
 #[derive(Debug, Clone, Default)]
 pub struct CallView {
     pub index: Option<u64>,
+    /// The name of the call that a result, refusal or withdrawal answers; none for a call's own
+    /// record, which names it.
     pub name: Option<String>,
     /// Kept only for an encoder that [uses them](crate::dialect::Encode::uses_call_arguments).
     pub arguments: Arguments,
@@ -303,7 +305,7 @@ impl Normalizer {
                 let id = call.id.get_or_insert_with(|| format!("call-{}", self.calls)).clone();
                 let index = call.index.unwrap_or(self.round_calls);
                 self.round_calls += 1;
-                self.ctx.call = CallView { index: Some(index), name: Some(call.name.clone()), ..CallView::default() };
+                self.ctx.call = CallView { index: Some(index), ..CallView::default() };
                 self.message_text.clear();
                 make_room(&mut self.open, id.as_str());
                 self.open.insert(

@@ -440,7 +440,7 @@ pub(crate) fn write_sorted<'a>(
     let mut extras = extras.into_iter().peekable();
     let mut fields = fields.into_iter().peekable();
     out.push(b'{');
-    let mut last: &str = "";
+    let (mut first, mut last) = (true, "");
     loop {
         let from_extra = match (fields.peek(), extras.peek()) {
             (None, None) => break,
@@ -456,7 +456,7 @@ pub(crate) fn write_sorted<'a>(
                 }
             },
         };
-        if out.last() != Some(&b'{') {
+        if !std::mem::take(&mut first) {
             out.push(b',');
         }
         if from_extra {

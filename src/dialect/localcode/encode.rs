@@ -26,6 +26,11 @@ pub struct Encoder {
     limits: [usize; CUT.len()],
 }
 
+/// The contract's limit of `kind.field`; none is no limit.
+fn limit_in(contract: &Contract, kind: &str, field: &str) -> usize {
+    contract.limit(kind, field).unwrap_or(usize::MAX)
+}
+
 /// The fields the encoder cuts or splits to localcode's limits, the most written first: their
 /// limits are looked up in the contract once, not at every line (two table lookups by name).
 const CUT: [(&str, &str); 10] = [
@@ -48,18 +53,14 @@ impl Encoder {
             reasoning: String::new(),
             streaming: false,
             last_error: None,
-            limits: CUT.map(|(kind, field)| Self::contract_limit(kind, field)),
+            limits: CUT.map(|(kind, field)| limit_in(Dialect::Localcode.contract(), kind, field)),
         }
-    }
-
-    fn contract_limit(kind: &str, field: &str) -> usize {
-        Dialect::Localcode.contract().limit(kind, field).unwrap_or(usize::MAX)
     }
 
     fn limit(&self, kind: &str, field: &str) -> usize {
         match CUT.iter().position(|c| *c == (kind, field)) {
             Some(i) => self.limits[i],
-            None => Self::contract_limit(kind, field),
+            None => limit_in(self.contract, kind, field),
         }
     }
 

@@ -302,25 +302,14 @@ impl Normalizer {
             }
             Event::ToolCall(call) => {
                 self.calls += 1;
-                let id = call.id.get_or_insert_with(|| format!("call-{}", self.calls)).clone();
+                let id = call.id.get_or_insert_with(|| format!("call-{}", self.calls));
                 let index = call.index.unwrap_or(self.round_calls);
                 self.round_calls += 1;
                 self.ctx.call = CallView { index: Some(index), ..CallView::default() };
                 self.message_text.clear();
                 make_room(&mut self.open, id.as_str());
-                self.open.insert(
-                    id,
-                    OpenCall {
-                        index: Some(index),
-                        name: call.name.clone(),
-                        arguments: if enc.uses_call_arguments() {
-                            call.arguments.clone()
-                        } else {
-                            Arguments::default()
-                        },
-                        output: Text::default(),
-                    },
-                );
+                // The call is opened once it is written (below): its strings move into the
+                // table then rather than being copied now.
             }
             // The output is kept for the call's result only where the encoder reads it there.
             Event::ToolOutput { id, text, accumulated } if enc.uses_call_output() => {
@@ -407,7 +396,17 @@ impl Normalizer {
             }
             _ => {}
         }
-        enc.encode(&rec, &self.ctx, sink)
+        let fate = enc.encode(&rec, &self.ctx, sink);
+        if let Event::ToolCall(call) = rec.event {
+            let open = OpenCall {
+                index: self.ctx.call.index,
+                name: call.name,
+                arguments: if enc.uses_call_arguments() { call.arguments } else { Arguments::default() },
+                output: Text::default(),
+            };
+            self.open.insert(call.id.unwrap_or_default(), open);
+        }
+        fate
     }
 
     /// A session summary for a target that has no such record: its tool calls (answered ones

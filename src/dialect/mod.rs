@@ -512,6 +512,39 @@ pub(crate) fn last_wins<'a>(
     out
 }
 
+/// Writes an output line of a layout that keeps members in order (adal's, localcode's), byte for
+/// byte as [`build_line`] and [`Line::write`] would: where the source line left no members to
+/// merge in (`extra` none or empty: a record from another dialect, mostly), straight out, the
+/// encoder's fields after the type field, their keys plain words; else through [`build_line`].
+pub(crate) fn write_in_order<'a>(
+    out: &mut Vec<u8>,
+    contract: &'a crate::contract::Contract,
+    kind: &'a str,
+    fields: impl IntoIterator<Item = (&'a str, Field<'a>)>,
+    extra: Option<&'a Extra>,
+    layout: crate::json::Layout,
+) {
+    debug_assert!(!matches!(layout, crate::json::Layout::Sorted | crate::json::Layout::Go));
+    if extra.is_some_and(|e| !e.is_empty()) {
+        return build_line(contract, kind, fields, extra).write(out, layout);
+    }
+    let (comma, colon): (&[u8], &[u8]) =
+        if layout == crate::json::Layout::Spaced { (b", \"", b"\": ") } else { (b",\"", b"\":") };
+    out.push(b'{');
+    crate::json::write_str(out, &contract.type_field, layout);
+    out.extend_from_slice(&colon[1..]);
+    crate::json::write_str(out, kind, layout);
+    for (k, v) in fields {
+        debug_assert!(k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'), "{kind}: key {k}");
+        debug_assert!(k != contract.type_field, "{kind}: the type field given as a field");
+        out.extend_from_slice(comma);
+        out.extend_from_slice(k.as_bytes());
+        out.extend_from_slice(colon);
+        v.write(out, layout);
+    }
+    out.extend_from_slice(b"}\n");
+}
+
 /// Builds an output line of `contract`'s dialect: its kind member, then `fields` in order (each
 /// key once: an encoder that passes a record's members on gives them through [`last_wins`]),
 /// then the members of the source line that the model had no field for (`extra`, given only
@@ -551,4 +584,61 @@ pub(crate) fn build_line<'a, F: Into<Field<'a>>>(
         }
     }
     Line { pairs }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::json::Layout;
+    use crate::text::Text;
+
+    /// A field value of each way an encoder writes one, with text that needs escapes in some.
+    fn field(pick: usize, text: &str) -> Field<'_> {
+        match pick % 6 {
+            0 => Field::Str(text),
+            1 => Field::Digits(text.len() as u64 * 1_000_003),
+            2 => Field::Json("{\"b\":[1,2],\"a\":null}"),
+            3 => Field::Owned(Value::String(text.to_string())),
+            4 => Field::Kept(Text::from(text.to_string())),
+            _ => Field::Owned(serde_json::json!({ "z": text, "a": 1 })),
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn the_in_order_writer_writes_what_the_generic_one_does(
+            picks in prop::collection::vec(0usize..6, 0..8),
+            text in prop::sample::select(vec!["", "plain", "a\"b\\c", "line\nbreak", "<tag> & \u{2028}", "é\u{1}"]),
+            dialect in prop::sample::select(vec![Dialect::Adal, Dialect::Localcode, Dialect::BaseContext]),
+            spaced in any::<bool>(),
+        ) {
+            let layout = if spaced { Layout::Spaced } else { Layout::Compact };
+            let keys = ["id", "name", "args", "index", "chunk_2", "Status", "x"];
+            let contract = dialect.contract();
+            let fields = || picks.iter().enumerate().map(|(i, &p)| (keys[i % keys.len()], field(p, text)));
+            prop_assume!(picks.len() <= keys.len());
+            let mut slow = Vec::new();
+            build_line(contract, "tool_call", fields(), None).write(&mut slow, layout);
+            for extra in [None, Some(&Extra::new())] {
+                let mut fast = Vec::new();
+                write_in_order(&mut fast, contract, "tool_call", fields(), extra, layout);
+                prop_assert_eq!(String::from_utf8_lossy(&fast), String::from_utf8_lossy(&slow));
+            }
+        }
+    }
+
+    #[test]
+    fn the_in_order_writer_merges_a_source_lines_members_as_the_generic_one_does() {
+        let extra = Object::parse(r#"{"name":"from the source","seq":3}"#).unwrap().unwrap().into_extra();
+        let contract = Dialect::Adal.contract();
+        let fields = || [("id", Field::Str("c1")), ("name", Field::Str("ours"))];
+        let mut fast = Vec::new();
+        write_in_order(&mut fast, contract, "tool_call", fields(), Some(&extra), Layout::Compact);
+        assert_eq!(
+            String::from_utf8(fast).unwrap(),
+            "{\"type\":\"tool_call\",\"id\":\"c1\",\"name\":\"from the source\",\"seq\":3}\n"
+        );
+    }
 }

@@ -1,7 +1,7 @@
 use serde_json::{json, Value};
 
 use crate::contract::Contract;
-use crate::dialect::{build_line, tool_output, Dialect, Encode, Record, Sink};
+use crate::dialect::{tool_output, write_in_order, Dialect, Encode, Record, Sink};
 use crate::event::{Arguments, Event, Outcome, Terminal, ToolStatus};
 use crate::extra::Extra;
 use crate::json::{write_line, Field, Layout};
@@ -93,7 +93,8 @@ fn emit<'a, F: Into<Field<'a>>>(
     fields: Vec<(&'a str, F)>,
     extra: Option<&'a Extra>,
 ) {
-    build_line(Dialect::Adal.contract(), kind, fields, extra).write(sink.out, Layout::Compact);
+    let fields = fields.into_iter().map(|(k, v)| (k, v.into()));
+    write_in_order(sink.out, Dialect::Adal.contract(), kind, fields, extra, Layout::Compact);
 }
 
 /// adal's `args` is an object. Arguments that hold one are written as it; anything else

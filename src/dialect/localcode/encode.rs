@@ -3,7 +3,7 @@ use std::borrow::Cow;
 use serde_json::{Map, Value};
 
 use crate::contract::Contract;
-use crate::dialect::{build_line, refusal_why, tool_output, Dialect, Encode, Line, Record, Sink};
+use crate::dialect::{refusal_why, tool_output, write_in_order, Dialect, Encode, Record, Sink};
 use crate::event::{Arguments, Basis, Event, ToolStatus};
 use crate::json::{char_len, cut_chars, split_chars, write_line, Field, Layout};
 use crate::normalize::Context;
@@ -121,14 +121,21 @@ fn args_text<'a>(a: &'a Arguments, rec: &Record) -> Cow<'a, str> {
     unwrapped.map_or(text, Cow::Owned)
 }
 
-/// Builds a line: `type` first, the fields in the given order, then (for records read from
+/// Writes a line: `type` first, the fields in the given order, then (for records read from
 /// localcode itself) the members the model had no field for.
-fn line<'a>(kind: &'a str, fields: impl IntoIterator<Item = (&'a str, Field<'a>)>, rec: &'a Record) -> Line<'a> {
-    build_line(Dialect::Localcode.contract(), kind, fields, (rec.origin == Dialect::Localcode).then_some(&rec.extra))
+fn put<'a>(
+    sink: &mut Sink<'_>,
+    kind: &'a str,
+    fields: impl IntoIterator<Item = (&'a str, Field<'a>)>,
+    rec: &'a Record,
+) {
+    let extra = (rec.origin == Dialect::Localcode).then_some(&rec.extra);
+    write_in_order(sink.out, Dialect::Localcode.contract(), kind, fields, extra, Layout::Spaced);
 }
 
-fn emit(sink: &mut Sink<'_>, l: &Line<'_>) {
-    l.write(sink.out, Layout::Spaced);
+/// [`put`] for a line of no source line's (one made up where the source has none).
+fn put_new<'a>(sink: &mut Sink<'_>, kind: &'a str, fields: impl IntoIterator<Item = (&'a str, Field<'a>)>) {
+    write_in_order(sink.out, Dialect::Localcode.contract(), kind, fields, None, Layout::Spaced);
 }
 
 fn s(x: &str) -> Field<'_> {
@@ -168,7 +175,7 @@ impl Encoder {
     fn stream(&mut self, text: &str, rec: &Record, sink: &mut Sink<'_>) {
         self.start_stream(rec, sink);
         for piece in split_chars(text, self.limit("content", "chunk")) {
-            emit(sink, &line("content", [("chunk", s(piece)), ("chars", digits(char_len(piece)))], rec));
+            put(sink, "content", [("chunk", s(piece)), ("chars", digits(char_len(piece)))], rec);
         }
         self.streaming = true;
     }
@@ -178,7 +185,7 @@ impl Encoder {
     fn start_stream(&mut self, rec: &Record, sink: &mut Sink<'_>) {
         if !self.streaming {
             sink.report.synthesized("stream_start");
-            emit(sink, &line("stream_start", vec![], rec));
+            put(sink, "stream_start", vec![], rec);
         }
     }
 
@@ -189,32 +196,32 @@ impl Encoder {
             Event::ReasoningStart { reset } => {
                 self.reasoning.clear();
                 let reset = if reset.unwrap_or(false) { "true" } else { "false" };
-                emit(sink, &line("thinking_start", [("reset", s(reset))], rec));
+                put(sink, "thinking_start", [("reset", s(reset))], rec);
             }
             Event::ReasoningDelta { text } => {
                 if self.reasoning.len() < MAX_REASONING_KEPT * 4 {
                     self.reasoning.push_str(text);
                 }
                 for piece in split_chars(text, self.limit("thinking_chunk", "chunk")) {
-                    emit(sink, &line("thinking_chunk", [("chunk", s(piece))], rec));
+                    put(sink, "thinking_chunk", [("chunk", s(piece))], rec);
                 }
             }
             Event::ReasoningPeek { text } => {
                 let v = self.fit("thinking_peek", "text", text, sink);
-                emit(sink, &line("thinking_peek", [("text", v)], rec));
+                put(sink, "thinking_peek", [("text", v)], rec);
             }
             Event::ReasoningEnd { text } => {
                 let whole = text.as_deref().unwrap_or(&self.reasoning);
                 let v = self.fit("thinking_done", "text", whole, sink);
-                emit(sink, &line("thinking_done", [("text", v)], rec));
+                put(sink, "thinking_done", [("text", v)], rec);
                 self.reasoning.clear();
             }
             Event::Stage { name } => {
                 let v = self.fit("stage", "stage", name, sink);
-                emit(sink, &line("stage", [("stage", v)], rec));
+                put(sink, "stage", [("stage", v)], rec);
             }
             Event::TextStart => {
-                emit(sink, &line("stream_start", vec![], rec));
+                put(sink, "stream_start", vec![], rec);
                 self.streaming = true;
             }
             Event::TextReplace { text } | Event::TextEnd { text: Some(text) } if ctx.extends.is_some() => {
@@ -237,7 +244,7 @@ impl Encoder {
                 let whole = pieces.len() == 1;
                 for piece in pieces {
                     let n = if whole { chars.unwrap_or_else(|| char_len(piece)) } else { char_len(piece) };
-                    emit(sink, &line("content", [("chunk", s(piece)), ("chars", digits(n))], rec));
+                    put(sink, "content", [("chunk", s(piece)), ("chars", digits(n))], rec);
                 }
                 self.streaming = true;
             }
@@ -246,16 +253,13 @@ impl Encoder {
                 let chars = d.chars.unwrap_or_else(|| char_len(snippet));
                 let snippet = self.fit("tool_preview", "snippet", snippet, sink);
                 let name = s(d.name.as_deref().unwrap_or_default());
-                emit(
-                    sink,
-                    &line("tool_preview", [("name", name), ("chars", digits(chars)), ("snippet", snippet)], rec),
-                );
+                put(sink, "tool_preview", [("name", name), ("chars", digits(chars)), ("snippet", snippet)], rec);
             }
             Event::ToolCall(c) => {
                 let args = args_text(&c.arguments, rec);
                 let args = self.fit("tool_start", "args", &args, sink);
                 let index = c.index.or(ctx.call.index).map_or(s("-1"), digits);
-                emit(sink, &line("tool_start", [("name", Field::Str(&c.name)), ("args", args), ("index", index)], rec));
+                put(sink, "tool_start", [("name", Field::Str(&c.name)), ("args", args), ("index", index)], rec);
             }
             Event::ToolResult(r) => {
                 let call = &ctx.call;
@@ -271,7 +275,7 @@ impl Encoder {
                     ("result", result),
                     ("error", Field::Str(failed)),
                 ];
-                emit(sink, &line("tool_result", fields, rec));
+                put(sink, "tool_result", fields, rec);
             }
             Event::PermissionDenied(d) => {
                 // localcode has no refusal event; a notice says which call was refused and why,
@@ -282,10 +286,10 @@ impl Encoder {
                     let args = self.fit("tool_start", "args", &args, sink);
                     let index = ctx.call.index.map_or(s("-1"), digits);
                     let fields = [("name", Field::Str(&d.name)), ("args", args), ("index", index)];
-                    emit(sink, &build_line(Dialect::Localcode.contract(), "tool_start", fields, None));
+                    put_new(sink, "tool_start", fields);
                 }
                 let why = refusal_why(d.reason.as_deref());
-                emit(sink, &line("notice", [("text", owned(format!("permission denied: {}: {why}", d.name)))], rec));
+                put(sink, "notice", [("text", owned(format!("permission denied: {}: {why}", d.name)))], rec);
             }
             Event::Usage(u) => {
                 // One turn_tokens line per report that adds tokens (a snapshot that adds none
@@ -303,12 +307,12 @@ impl Encoder {
                     ("completion_tokens", digits(d.output.unwrap_or(0))),
                     ("total_tokens", digits(d.total.unwrap_or(0))),
                 ];
-                emit(sink, &line("turn_tokens", fields, rec));
+                put(sink, "turn_tokens", fields, rec);
             }
-            Event::Notice { text } => emit(sink, &line("notice", [("text", s(text))], rec)),
+            Event::Notice { text } => put(sink, "notice", [("text", s(text))], rec),
             Event::Error { message, .. } => {
                 let v = self.fit("error", "message", message, sink);
-                emit(sink, &line("error", [("message", v)], rec));
+                put(sink, "error", [("message", v)], rec);
                 self.last_error = Some(message.clone());
             }
             Event::TurnEnd { status, reason, .. } if own && (status.is_some() || reason.is_some()) => {
@@ -319,14 +323,14 @@ impl Encoder {
                 if let Some(x) = reason {
                     fields.push(("loop_exit_reason", s(x)));
                 }
-                emit(sink, &line("turn_end", fields, rec));
+                put(sink, "turn_end", fields, rec);
             }
-            Event::TurnEnd { .. } => emit(sink, &line("done", vec![], rec)),
+            Event::TurnEnd { .. } => put(sink, "done", vec![], rec),
             Event::RoundStart { index, .. } if own => {
                 let fields = index.map(|i| vec![("round_idx", Field::Owned(Value::from(i)))]).unwrap_or_default();
-                emit(sink, &line("round_start", fields, rec));
+                put(sink, "round_start", fields, rec);
             }
-            Event::RoundEnd { .. } if own => emit(sink, &line("round_end", vec![], rec)),
+            Event::RoundEnd { .. } if own => put(sink, "round_end", vec![], rec),
             Event::Session(sess) if own && rec.extra.contains_key("schema_version") => {
                 // In the order localcode writes them: the version first.
                 let mut fields: Vec<(&str, Field<'_>)> =
@@ -337,7 +341,7 @@ impl Encoder {
                 if let Some(x) = &sess.version {
                     fields.push(("localcode_version", s(x)));
                 }
-                emit(sink, &line("run_start", fields, rec));
+                put(sink, "run_start", fields, rec);
             }
             Event::FinalAnswer { text } if !own && !ctx.answer_streamed && !text.is_empty() => {
                 // An answer the source gave whole (adal's answer) is the assistant's output: a
@@ -354,7 +358,7 @@ impl Encoder {
                 {
                     sink.report.synthesized("error");
                     let v = self.fit("error", "message", e, sink);
-                    emit(sink, &build_line(self.contract, "error", [("message", v)], None));
+                    put_new(sink, "error", [("message", v)]);
                 }
                 let c = self.contract;
                 let outcome = t.outcome;
@@ -380,7 +384,7 @@ impl Encoder {
                     ("final_text", s(t.final_text.as_deref().unwrap_or_default())),
                     ("tokens", Field::Owned(Value::Object(tokens))),
                 ];
-                emit(sink, &line("result", fields, rec));
+                put(sink, "result", fields, rec);
             }
             Event::Extension { line: original } if own => {
                 write_line(sink.out, original, Layout::Spaced);

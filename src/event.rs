@@ -826,7 +826,7 @@ mod tests {
         assert_eq!(written(&lazy), format!("{{\"arguments\":{text}}}"));
         // serde_json's own serializer is given the value, and writes the same.
         assert_eq!(serde_json::to_string(&lazy).unwrap(), written(&lazy));
-        // Spaced text keeps its text beside the value; a float is parsed to see.
+        // Spaced text keeps its text beside the value.
         let spaced = Arguments::read_json_text("{\"path\": \"a\"}".into());
         assert!(!spaced.compact && spaced.value.is_some() && spaced.text.is_some());
         let lazy_spaced = Arguments::json_text("{\"path\": \"a\"}".into());
@@ -836,12 +836,20 @@ mod tests {
             written(&lazy_spaced),
             "{\"arguments\":{\"path\":\"a\"},\"arguments_text\":\"{\\\"path\\\": \\\"a\\\"}\"}"
         );
+        // A float as serde_json writes it is compact text too; one written otherwise (0.50)
+        // keeps its text beside the value, as spaced text does.
         let float = Arguments::read_json_text("{\"x\":0.5}".into());
-        assert_eq!((float.compact, float.text.as_deref()), (false, None));
+        assert_eq!((float.compact, float.text.as_deref()), (true, Some("{\"x\":0.5}")));
         assert_eq!(Arguments::json_text("{\"x\":0.5}".into()), float);
+        let long_float = Arguments::read_json_text("{\"x\":0.50}".into());
+        assert_eq!(
+            (long_float.compact, long_float.value, long_float.text.as_deref()),
+            (false, Some(serde_json::json!({"x": 0.5})), Some("{\"x\":0.50}"))
+        );
         assert_eq!(lazy.compact_text(), Some(text));
         assert_eq!(Arguments::read_json_text(text.into()).compact_text(), Some(text));
-        assert_eq!((lazy_spaced.compact_text(), float.compact_text()), (None, None));
+        assert_eq!(Arguments::json_text("{\"x\":0.5}".into()).compact_text(), Some("{\"x\":0.5}"));
+        assert_eq!(lazy_spaced.compact_text(), None);
         let not_json = Arguments::json_text("src/main.rs".into());
         assert_eq!(not_json.compact_text(), None);
         assert_eq!(not_json.json(), None);

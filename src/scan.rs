@@ -80,8 +80,9 @@ pub(crate) fn array(text: &str) -> Option<Vec<&str>> {
 /// Whether `text` is JSON written in its compact form: serde_json parsing it and our writer
 /// writing the value back ([`crate::json::write_value`], compact layout) gives `text` again,
 /// byte for byte. Sure of a yes only: no whitespace, strings with serde_json's escapes and
-/// nothing left to escape, integers of at most 18 digits and no `-0`, no key twice in an
-/// object. `false` (a float, a long number, an object of more than [`KEYS_CHECKED`] keys,
+/// nothing left to escape, integers of at most 18 digits and no `-0`, floats as serde_json
+/// writes them, no key twice in an object. `false` (a float written otherwise, `1e3` or
+/// `0.50`, a long number, an object of more than [`KEYS_CHECKED`] keys,
 /// anything this scan leaves to serde_json) means: parse it and see. It lets JSON text held as
 /// text (tool-call arguments) go on as text without building its value, when that value would
 /// be written back as the same text.
@@ -207,12 +208,11 @@ impl<'a> Scanner<'a> {
             b't' => self.word(b"rue"),
             b'f' => self.word(b"alse"),
             b'n' => self.word(b"ull"),
-            b'-' => match self.next()? {
-                // `-0` is written `0`.
-                first @ b'1'..=b'9' => self.compact_integer(first),
-                _ => None,
-            },
-            first => self.compact_integer(first),
+            b'-' => {
+                let first = self.next()?;
+                self.compact_number(self.i - 2, first, true)
+            }
+            first => self.compact_number(self.i - 1, first, false),
         }
     }
 
@@ -256,16 +256,26 @@ impl<'a> Scanner<'a> {
         (inside.as_is.in_layout(crate::json::Layout::Compact) == Some(true)).then(|| &self.b[start..self.i - 1])
     }
 
-    /// An integer after its sign, `first` being read, that serde_json reads as an integer and
-    /// writes with the same digits: no fraction or exponent (a float is written as ryu
-    /// writes it), at most 18 digits (so within i64 and u64).
-    fn compact_integer(&mut self, first: u8) -> Option<()> {
+    /// A number after its sign, `first` being read, that serde_json writes with the same bytes
+    /// it reads: an integer of at most 18 digits (so within i64 and u64) and not `-0` (written
+    /// `0`), checked by its digits; a fraction or exponent by reading it as serde_json does and
+    /// writing it back (a float is written in its shortest form: `0.5`, not `5e-1`).
+    fn compact_number(&mut self, start: usize, first: u8, negative: bool) -> Option<()> {
         let digits = match first {
             b'0' => 1,
             b'1'..=b'9' => 1 + self.digits(),
             _ => return None,
         };
-        (digits <= 18 && !matches!(self.peek(), Some(b'.' | b'e' | b'E'))).then_some(())
+        if !matches!(self.peek(), Some(b'.' | b'e' | b'E')) {
+            return (digits <= 18 && !(negative && first == b'0')).then_some(());
+        }
+        self.i = start + usize::from(negative);
+        let first = self.next()?;
+        self.number(first)?;
+        let text = std::str::from_utf8(&self.b[start..self.i]).ok()?;
+        let n: serde_json::Number = serde_json::from_str(text).ok()?;
+        let mut same = Same { rest: text.as_bytes() };
+        (serde_json::to_writer(&mut same, &n).is_ok() && same.rest.is_empty()).then_some(())
     }
 
     fn deeper(&mut self) -> Option<()> {
@@ -300,6 +310,28 @@ impl<'a> Scanner<'a> {
         }
         self.depth -= 1;
         Some(())
+    }
+}
+
+/// A writer that takes only the bytes of `rest`, in order: what is written matched it where
+/// it leaves `rest` empty (and no write failed).
+struct Same<'a> {
+    rest: &'a [u8],
+}
+
+impl std::io::Write for Same<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self.rest.strip_prefix(buf) {
+            Some(rest) => {
+                self.rest = rest;
+                Ok(buf.len())
+            }
+            None => Err(std::io::ErrorKind::InvalidData.into()),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -498,7 +530,16 @@ pub(crate) mod tests {
 
     #[test]
     fn compact_json_says_yes_only_to_text_written_back_as_it_is() {
-        for text in ["{}", "[]", "{\"a\":[1,-2,{\"b\":null}],\"c\":\"x\\ny\\\"\"}", "\"s\"", "0", "true", "[[]]"] {
+        for text in [
+            "{}",
+            "[]",
+            "{\"a\":[1,-2,{\"b\":null}],\"c\":\"x\\ny\\\"\"}",
+            "\"s\"",
+            "0",
+            "true",
+            "[[]]",
+            "{\"a\":1.5,\"b\":[-0.25,0.99,100.0,-0.0]}",
+        ] {
             assert!(compact_json(text), "{text:?}");
             assert!(round_trips(text), "{text:?}");
         }
@@ -509,8 +550,12 @@ pub(crate) mod tests {
             "{\"a\": 1}",
             "{\"a\":1,\"a\":2}",
             "{\"a\":-0}",
-            "{\"a\":1.5}",
             "{\"a\":1e3}",
+            "{\"a\":1.50}",
+            "{\"a\":0.1e1}",
+            "{\"a\":-0.0e0}",
+            "{\"a\":1.}",
+            "{\"a\":1.5e}",
             "{\"a\":1234567890123456789}",
             "{\"a\":\"\\u00e9\"}",
             "{\"a\":\"\\/\"}",
@@ -561,6 +606,22 @@ pub(crate) mod tests {
             ]), 0..8)
         ) {
             let text = crate::json::to_compact(&Value::Object(v.into_iter().collect()));
+            prop_assert!(compact_json(&text), "{}", text);
+        }
+
+        /// A float is compact text exactly where serde_json reads back the number it wrote
+        /// (not every one: without its float_roundtrip feature it may read the last digit
+        /// differently, as for -1.447580055337198e-308).
+        #[test]
+        fn compact_text_of_floats_is_recognized_where_it_round_trips(
+            f in any::<f64>().prop_filter("a JSON number", |f| f.is_finite()),
+            short in -1_000_000i64..1_000_000,
+            scale in 0u32..7,
+        ) {
+            let text = crate::json::to_compact(&serde_json::json!({ "a": [f] }));
+            prop_assert_eq!(compact_json(&text), round_trips(&text), "{}", text);
+            // A float of a few digits (as tool arguments hold: 0.99, 12.5) always does.
+            let text = crate::json::to_compact(&serde_json::json!({ "a": short as f64 / 10f64.powi(scale as i32) }));
             prop_assert!(compact_json(&text), "{}", text);
         }
     }

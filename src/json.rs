@@ -390,6 +390,8 @@ pub enum Field<'a> {
     Json(&'a str),
     /// A count written as a string of its digits (localcode's counts).
     Digits(u64),
+    /// A count written as a JSON integer, as a `Value` holding it would be.
+    Int(u64),
     /// A member of a line as read: its text where the layout writes it so, else its value.
     Member(Member<'a>),
 }
@@ -412,6 +414,7 @@ impl Field<'_> {
                 write_u64(out, *n);
                 out.push(b'"');
             }
+            Field::Int(n) => write_u64(out, *n),
         }
     }
 }
@@ -870,6 +873,16 @@ mod tests {
             let mut out = Vec::new();
             Field::Digits(n).write(&mut out, Layout::Spaced);
             prop_assert_eq!(String::from_utf8(out).unwrap(), format!("\"{n}\""));
+        }
+
+        #[test]
+        fn an_int_is_written_as_a_value_holding_it_is(n in prop_oneof![0u64..1000, any::<u64>(), Just(u64::MAX)]) {
+            for layout in [Layout::Compact, Layout::Spaced, Layout::Sorted, Layout::Go] {
+                let (mut int, mut value) = (Vec::new(), Vec::new());
+                Field::Int(n).write(&mut int, layout);
+                Field::Owned(Value::from(n)).write(&mut value, layout);
+                prop_assert_eq!(&int, &value);
+            }
         }
     }
 

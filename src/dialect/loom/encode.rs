@@ -188,7 +188,7 @@ fn opt<T: Into<Value>>(fields: &mut Vec<(&'static str, Value)>, key: &'static st
 
 fn turn_number(id: &Option<String>) -> Option<Field<'_>> {
     let id = id.as_ref()?;
-    Some(id.parse::<u64>().map_or(Field::Str(id), |n| Field::Owned(Value::from(n))))
+    Some(id.parse::<u64>().map_or(Field::Str(id), Field::Int))
 }
 
 /// The Session line's token fields.
@@ -406,7 +406,7 @@ impl Encode for Encoder {
             }
             Event::Usage(u) if own => {
                 let t = &u.tokens;
-                let count = |key, n: Option<u64>| n.map(|n| (key, Field::Owned(Value::from(n))));
+                let count = |key, n: Option<u64>| n.map(|n| (key, Field::Int(n)));
                 let f = [
                     count("cache_creation_input_tokens", t.cache_write),
                     count("cached_input_tokens", t.cache_read),

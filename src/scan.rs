@@ -135,6 +135,16 @@ impl<'a> Scanner<'a> {
     /// its inside as it is, and whether it had escapes (see [`AsIs`]). A control character, a
     /// bad escape or a surrogate escape is left to serde_json.
     fn string(&mut self) -> Option<AsIs> {
+        // Most strings of a line (its keys, ids, names) are short and plain: where the first
+        // byte of the next sixteen that any layout looks at is the closing quote, that is all.
+        if self.i + 16 <= self.b.len() {
+            let m = crate::json::special_mask(self.b, self.i, true);
+            let at = self.i + m.trailing_zeros() as usize;
+            if m != 0 && self.b[at] == b'"' {
+                self.i = at + 1;
+                return Some(AsIs::PLAIN);
+            }
+        }
         let inside = read_inside(self.b, self.i)?;
         self.i = inside.closed?;
         Some(inside.as_is)

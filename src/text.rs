@@ -31,6 +31,9 @@ impl AsIs {
     /// It has escapes.
     const ESCAPED: u8 = 8;
 
+    /// Known, without escapes, written as it is in every layout.
+    pub const PLAIN: AsIs = AsIs(Self::KNOWN | Self::SERDE | Self::GO);
+
     pub fn known(serde: bool, go: bool, escaped: bool) -> AsIs {
         AsIs(
             Self::KNOWN
@@ -554,7 +557,9 @@ pub(crate) mod tests {
             } else {
                 written(&s, LAYOUTS[from])
             };
-            let line = format!("{{\"k\":{literal}}}");
+            // A member after it, so that a short string too has sixteen bytes after its start
+            // (the scan reads a string sixteen bytes at a time where the line has them).
+            let line = format!("{{\"k\":{literal},\"after\":\"0123456789abcdef\"}}");
             let members = crate::scan::object(&line).unwrap();
             let crate::object::Member::Raw(raw, as_is) = members[0].1 else { panic!("scanned members are raw") };
             prop_assert_eq!(raw, literal.as_str());

@@ -131,6 +131,21 @@ pub(crate) fn special_mask(bytes: &[u8], i: usize, go: bool) -> u32 {
 pub fn write_str(out: &mut Vec<u8>, s: &str, layout: Layout) {
     let go = layout == Layout::Go;
     let bytes = s.as_bytes();
+    if bytes.len() < 16 {
+        // Short (a key, an id, a word) and most often with nothing to escape: written quotes
+        // and all in moves of a fixed size, the bytes past its end then cut off again (a copy
+        // of any length is a call to memcpy, which costs more than the rest of this).
+        let chunk = padded16(bytes);
+        if special_mask(&chunk, 0, go) & ((1u32 << bytes.len()) - 1) == 0 {
+            let mut quoted = [b'"'; 18];
+            quoted[1..17].copy_from_slice(&chunk);
+            quoted[bytes.len() + 1] = b'"';
+            let end = out.len() + bytes.len() + 2;
+            out.extend_from_slice(&quoted);
+            out.truncate(end);
+            return;
+        }
+    }
     out.reserve(bytes.len() + 2);
     out.push(b'"');
     // Where the bytes not yet copied begin.

@@ -256,19 +256,17 @@ impl Encoder {
     }
 
     fn start_call(&mut self, sink: &mut Sink<'_>, item: &str, name: &str, args: &Arguments, extra: Option<&Extra>) {
-        let bash = name == "bash";
         let text = json_text(args, extra.is_some());
-        // The command family adds the command and process id when the arguments hold them.
-        let value = if bash { args.to_value() } else { None };
-        let fields = [("item_id", Field::Str(item)), ("name", Field::Str(name)), ("arguments", Field::Str(&text))];
-        if !bash {
-            self.emit(sink, "tool_started", fields, extra);
+        let fields = [("arguments", Field::Str(&text)), ("item_id", Field::Str(item)), ("name", Field::Str(name))];
+        self.emit_sorted(sink, "tool_started", fields.clone(), extra);
+        if name != "bash" {
             return;
         }
+        // The command family adds the command and process id when the arguments hold them.
         make_room(&mut self.bash, item);
         self.bash.insert(item.to_string(), ());
+        let value = args.to_value();
         let mut fields = fields.to_vec();
-        self.emit(sink, "tool_started", fields.clone(), extra);
         if let Some(Value::Object(o)) = &value {
             for key in ["command", "process_id"] {
                 if let Some(v) = o.get(key) {
@@ -276,7 +274,8 @@ impl Encoder {
                 }
             }
         }
-        self.emit(sink, "command_started", fields, None);
+        fields.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        self.emit_sorted(sink, "command_started", fields, None);
     }
 
     fn end_call(
@@ -451,12 +450,12 @@ impl Encode for Encoder {
                 self.ensure_turn(ctx, sink);
                 let t = ctx.turn_totals;
                 let fields = [
-                    ("input_tokens", v(t.input.unwrap_or(0))),
-                    ("output_tokens", v(t.output.unwrap_or(0))),
-                    ("cache_creation_tokens", v(t.cache_write.unwrap_or(0))),
-                    ("cache_read_tokens", v(t.cache_read.unwrap_or(0))),
+                    ("cache_creation_tokens", Field::Int(t.cache_write.unwrap_or(0))),
+                    ("cache_read_tokens", Field::Int(t.cache_read.unwrap_or(0))),
+                    ("input_tokens", Field::Int(t.input.unwrap_or(0))),
+                    ("output_tokens", Field::Int(t.output.unwrap_or(0))),
                 ];
-                self.emit(sink, "usage_updated", fields, extra);
+                self.emit_sorted(sink, "usage_updated", fields, extra);
             }
             Event::Error { message, fatal: false } if own => {
                 self.ensure_session(None, ctx, sink);
@@ -589,6 +588,23 @@ mod tests {
             let mut report = Report::default();
             let cases: Vec<(&str, Vec<(&str, Field<'_>)>)> = vec![
                 ("agent_message_delta", vec![("delta", Field::Str(&text))]),
+                ("tool_started", vec![
+                    ("arguments", Field::Str(&text)),
+                    ("item_id", Field::Str("i1")),
+                    ("name", Field::Str("read_file")),
+                ]),
+                ("command_started", vec![
+                    ("arguments", Field::Str("{\"command\":\"ls\"}")),
+                    ("command", Field::Str("ls")),
+                    ("item_id", Field::Str(&text)),
+                    ("name", Field::Str("bash")),
+                ]),
+                ("usage_updated", vec![
+                    ("cache_creation_tokens", Field::Int(0)),
+                    ("cache_read_tokens", Field::Int(7)),
+                    ("input_tokens", Field::Int(120)),
+                    ("output_tokens", Field::Int(u64::MAX)),
+                ]),
                 ("tool_output_delta", vec![("delta", Field::Str(&text)), ("item_id", Field::Str("i1"))]),
                 ("tool_completed", vec![
                     ("error", Field::Str(&text)),

@@ -123,6 +123,7 @@ pub fn translate_ending<R: Read, W: Write>(
     // With --from auto, lines are held until the dialect is known, then replayed.
     let mut held: Vec<(u64, Framed)> = Vec::new();
     let mut source = opts.from;
+    let mut undetected = None;
     if source.is_none() {
         let mut detector = Detector::default();
         while source.is_none() && held.len() < DETECT_LINES {
@@ -148,8 +149,7 @@ pub fn translate_ending<R: Read, W: Write>(
                 // Nothing but blank lines: any decoder reads that.
                 Err(_) if held.iter().all(|(_, f)| matches!(f.frame(), Frame::Blank)) => Some(opts.to),
                 Err(why) => {
-                    diag(Diagnostic { line: 0, message: format!("cannot tell the input's dialect: {why}") });
-                    stopped = Some(Stop::Undetected(why));
+                    undetected = Some(why);
                     None
                 }
             };
@@ -159,8 +159,17 @@ pub fn translate_ending<R: Read, W: Write>(
     let mut run = Run::new(opts, source, encoder);
     for (n, f) in &held {
         if stopped.is_none() {
-            stopped = run.line(*n, Held::new(f.frame()), &lines, diag);
+            // Undecided, the lines still go through (there is no decoder to read them), so
+            // that each one that is bad is named, as it would be in a stream of a known dialect.
+            let stop = run.line(*n, Held::new(f.frame()), &lines, diag);
+            if undetected.is_none() {
+                stopped = stop;
+            }
         }
+    }
+    if let Some(why) = undetected {
+        diag(Diagnostic { line: 0, message: format!("cannot tell the input's dialect: {why}") });
+        stopped = Some(Stop::Undetected(why));
     }
     run.flush(output, lines.would_wait())?;
     while stopped.is_none() {

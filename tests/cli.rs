@@ -127,6 +127,20 @@ fn detect_names_the_dialect_of_each_fixture_folder() {
 }
 
 #[test]
+fn an_input_whose_dialect_cannot_be_told_still_has_each_bad_line_named() {
+    let out = run_with_stdin(&["--to", "adal"], b"not json\n{\"hello\":1}\n[1,2]\n");
+    assert_eq!(out.status.code(), Some(65));
+    let stderr = text(&out.stderr);
+    let said: Vec<&str> = stderr.lines().collect();
+    assert_eq!(said.len(), 3, "{stderr}");
+    assert!(said[0].starts_with("agentgate: <stdin>:1: not JSON"), "{stderr}");
+    assert!(said[1].starts_with("agentgate: <stdin>:3: JSON array, not an object"), "{stderr}");
+    assert!(said[2].contains("cannot tell the input's dialect"), "{stderr}");
+    // And the output still ends with the target's terminal record.
+    assert_eq!(last_json(&out.stdout)["type"], "complete");
+}
+
+#[test]
 fn detect_says_why_when_it_cannot_tell() {
     let out = run_with_stdin(&["detect"], b"{\"hello\":1}\n");
     assert_eq!(out.status.code(), Some(1));

@@ -80,7 +80,13 @@ fn open(path: &Path) -> io::Result<Box<dyn Read>> {
     if path == Path::new("-") {
         Ok(Box::new(io::stdin().lock()))
     } else {
-        Ok(Box::new(File::open(path)?))
+        let file = File::open(path)?;
+        // A directory opens on Unix, and fails only when read: refused here, as a file that
+        // cannot be opened is (`summary` is the command that reads folders).
+        if file.metadata()?.is_dir() {
+            return Err(io::Error::other("is a directory"));
+        }
+        Ok(Box::new(file))
     }
 }
 

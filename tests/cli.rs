@@ -92,23 +92,35 @@ fn a_file_that_cannot_be_opened_is_named_and_exits_66() {
 }
 
 #[test]
+#[cfg(target_os = "linux")]
 fn an_input_that_cannot_be_read_is_named_on_stderr_and_exits_74_after_the_terminal_record() {
-    // A directory opens but cannot be read, on the first line, while the dialect is detected
-    // and, with --from, while it is translated.
-    let dir = fixture("adal");
+    // A process's own memory file opens, but its first read (at address 0) fails: on the first
+    // line, while the dialect is detected and, with --from, while it is translated.
+    let mem = "/proc/self/mem";
     for from in [None, Some("adal")] {
         let mut args = vec!["--to", "localcode"];
         if let Some(f) = from {
             args.extend(["--from", f]);
         }
-        args.push(&dir);
+        args.push(mem);
         let out = bin().args(&args).output().unwrap();
         assert_eq!(out.status.code(), Some(74), "{from:?}");
         let err = text(&out.stderr);
-        assert!(err.starts_with(&format!("agentgate: {dir}:1: cannot read the input: ")), "{from:?}: {err}");
+        assert!(err.starts_with(&format!("agentgate: {mem}:1: cannot read the input: ")), "{from:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{err}");
         assert_eq!(last_json(&out.stdout)["type"], "result");
     }
+}
+
+#[test]
+fn a_directory_given_as_input_cannot_be_opened_and_the_other_files_are_still_translated() {
+    let dir = fixture("adal");
+    let file = fixture("adal/success.jsonl");
+    let out = bin().args(["--to", "localcode", &dir, &file]).output().unwrap();
+    assert_eq!(out.status.code(), Some(66));
+    let err = text(&out.stderr);
+    assert_eq!(err, format!("agentgate: {dir}: cannot open: is a directory\n"));
+    assert_eq!(last_json(&out.stdout)["status"], "ok", "the file after it is translated");
 }
 
 #[test]

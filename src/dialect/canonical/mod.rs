@@ -261,14 +261,11 @@ fn arguments(m: &Object<'_>) -> Option<Arguments> {
 }
 
 #[derive(Default)]
-pub struct Encoder {
-    /// The event serialized alone, before its members are spliced into the line.
-    scratch: Vec<u8>,
-}
+pub struct Encoder;
 
 impl Encoder {
     pub fn new() -> Self {
-        Encoder::default()
+        Encoder
     }
 }
 
@@ -295,17 +292,20 @@ impl Encode for Encoder {
             return Fate::PassedThrough;
         }
         // `{"v":1,` + the event's own members (`type` first) + `dialect` and `extra`: the
-        // event is serialized straight to bytes, not through a Value tree.
-        self.scratch.clear();
-        if write_serialize(&mut self.scratch, &rec.event).is_err() || self.scratch.len() < 2 {
+        // event is serialized straight into the line, not through a Value tree, its opening
+        // brace then made the comma after `v` and its closing one taken off.
+        let out = &mut *sink.out;
+        let start = out.len();
+        out.extend_from_slice(b"{\"v\":");
+        crate::json::write_u64(out, VERSION);
+        let event_at = out.len();
+        if write_serialize(&mut *out, &rec.event).is_err() || out.len() < event_at + 2 || out[event_at] != b'{' {
             // Every event serializes as an object with string keys; nothing else can happen.
+            out.truncate(start);
             return Fate::Dropped;
         }
-        let out = &mut *sink.out;
-        out.extend_from_slice(b"{\"v\":");
-        out.extend_from_slice(VERSION.to_string().as_bytes());
-        out.push(b',');
-        out.extend_from_slice(&self.scratch[1..self.scratch.len() - 1]);
+        out[event_at] = b',';
+        out.pop();
         if rec.origin != Dialect::Canonical {
             out.extend_from_slice(b",\"dialect\":\"");
             out.extend_from_slice(rec.origin.name().as_bytes());

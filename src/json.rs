@@ -420,10 +420,7 @@ impl Field<'_> {
             Field::Text(t) => t.write(out, layout),
             Field::Kept(t) => t.write(out, layout),
             Field::Json(j) => out.extend_from_slice(j.as_bytes()),
-            Field::Member(Member::Raw(r, as_is)) if raw_in_layout(r, *as_is, layout) => {
-                out.extend_from_slice(r.as_bytes())
-            }
-            Field::Member(m) => write_value(out, &m.to_value(), layout),
+            Field::Member(m) => write_member(out, m, layout),
             Field::Digits(n) => {
                 out.push(b'"');
                 write_u64(out, *n);
@@ -431,6 +428,14 @@ impl Field<'_> {
             }
             Field::Int(n) => write_u64(out, *n),
         }
+    }
+}
+
+/// A member of a line as read: its text where the layout writes it so, else its value.
+pub(crate) fn write_member(out: &mut Vec<u8>, m: &Member<'_>, layout: Layout) {
+    match m {
+        Member::Raw(r, as_is) if raw_in_layout(r, *as_is, layout) => out.extend_from_slice(r.as_bytes()),
+        m => write_value(out, &m.to_value(), layout),
     }
 }
 

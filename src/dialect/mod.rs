@@ -419,15 +419,16 @@ pub(crate) fn tool_output<'a>(r: &'a crate::event::ToolResult, ctx: &'a Context)
 }
 
 /// Writes a line of a layout that sorts members by key (loom's, wuu's), byte for byte as
-/// [`build_line`] and [`Line::write`] would, without building and sorting a member list:
-/// `fields` come sorted by key, each key once, the type field among them, their keys plain words
-/// (an encoder's own); the source's extra members that `contract` accepts for `kind` are merged
-/// into their places, one of the same key standing in for the field.
-pub(crate) fn write_sorted<'a>(
+/// [`build_line`] and [`Line::write`] would, without building and sorting a member list: the
+/// `parts` (at most four) each come sorted by key, no key in two of them, the type field in one,
+/// their keys plain words (an encoder's own); they are merged by index, lent, never moved. The
+/// source's extra members that `contract` accepts for `kind` are merged into their places, one
+/// of the same key standing in for the field.
+pub(crate) fn write_sorted(
     out: &mut Vec<u8>,
     contract: &crate::contract::Contract,
     kind: &str,
-    fields: impl IntoIterator<Item = (&'a str, Field<'a>)>,
+    parts: &[&[(&str, Field<'_>)]],
     extra: Option<&Extra>,
     layout: crate::json::Layout,
 ) {
@@ -437,21 +438,31 @@ pub(crate) fn write_sorted<'a>(
         extras.retain(|(k, v)| may.accepts(k, v));
         extras.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     }
-    let mut extras = extras.into_iter().peekable();
-    let mut fields = fields.into_iter().peekable();
+    let mut at = [0usize; 4];
+    let parts = &parts[..parts.len().min(at.len())];
+    let mut e = 0;
     out.push(b'{');
     let (mut first, mut last) = (true, "");
     loop {
-        let from_extra = match (fields.peek(), extras.peek()) {
+        // The part whose next field sorts first.
+        let mut least: Option<(usize, &str)> = None;
+        for (p, part) in parts.iter().enumerate() {
+            if let Some((k, _)) = part.get(at[p]) {
+                if least.is_none_or(|(_, l)| *k < l) {
+                    least = Some((p, k));
+                }
+            }
+        }
+        let from_extra = match (least, extras.get(e)) {
             (None, None) => break,
             (Some(_), None) => false,
             (None, Some(_)) => true,
-            (Some((f, _)), Some((e, _))) => match (*f).cmp(e.as_ref()) {
+            (Some((p, f)), Some((x, _))) => match f.cmp(x.as_ref()) {
                 std::cmp::Ordering::Less => false,
                 std::cmp::Ordering::Greater => true,
                 std::cmp::Ordering::Equal => {
                     // The source's member stands in for the field.
-                    fields.next();
+                    at[p] += 1;
                     true
                 }
             },
@@ -460,13 +471,15 @@ pub(crate) fn write_sorted<'a>(
             out.push(b',');
         }
         if from_extra {
-            let Some((k, v)) = extras.next() else { break };
-            crate::json::write_str(out, &k, layout);
+            let (k, v) = &extras[e];
+            e += 1;
+            crate::json::write_str(out, k, layout);
             out.push(b':');
-            Field::Member(v).write(out, layout);
-        } else {
-            let Some((k, v)) = fields.next() else { break };
-            debug_assert!(last < k, "{kind} fields out of order: {last} before {k}");
+            crate::json::write_member(out, v, layout);
+        } else if let Some((p, _)) = least {
+            let (k, v) = &parts[p][at[p]];
+            at[p] += 1;
+            debug_assert!(last < *k, "{kind} fields out of order or repeated: {last} before {k}");
             debug_assert!(k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'), "{kind}: key {k}");
             last = k;
             out.push(b'"');
@@ -476,19 +489,6 @@ pub(crate) fn write_sorted<'a>(
         }
     }
     out.extend_from_slice(b"}\n");
-}
-
-/// Two lists of fields, each sorted by key, as one.
-pub(crate) fn merged<'a>(
-    a: impl IntoIterator<Item = (&'a str, Field<'a>)>,
-    b: impl IntoIterator<Item = (&'a str, Field<'a>)>,
-) -> impl Iterator<Item = (&'a str, Field<'a>)> {
-    let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
-    std::iter::from_fn(move || match (a.peek(), b.peek()) {
-        (Some(x), Some(y)) if x.0 < y.0 => a.next(),
-        (Some(_), None) => a.next(),
-        _ => b.next(),
-    })
 }
 
 /// Fields of which a later one may name the key of an earlier one (a record's own members, then

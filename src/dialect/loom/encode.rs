@@ -117,13 +117,19 @@ fn emit(sink: &mut Sink<'_>, kind: &str, fields: Vec<(&str, Field<'_>)>, extra: 
 /// `Usage`), byte for byte as [`emit`] would, through [`write_sorted`]: `fields` come sorted by
 /// key, with `kind` and `schema_version` among them. These are most of a loom stream's lines,
 /// and writing them through a member list to sort was most of translating loom to loom.
-fn emit_sorted<'a>(
-    sink: &mut Sink<'_>,
-    kind: &str,
-    fields: impl IntoIterator<Item = (&'a str, Field<'a>)>,
-    extra: Option<&Extra>,
-) {
-    write_sorted(sink.out, Dialect::Loom.contract(), kind, fields, extra, Layout::Sorted);
+fn emit_sorted(sink: &mut Sink<'_>, kind: &str, fields: &[(&str, Field<'_>)], extra: Option<&Extra>) {
+    write_sorted(sink.out, Dialect::Loom.contract(), kind, &[fields], extra, Layout::Sorted);
+}
+
+/// The fields of `f` that are there, in order, and how many: on the stack, for [`emit_sorted`].
+fn present<'a, const N: usize>(f: [Option<(&'a str, Field<'a>)>; N]) -> ([(&'a str, Field<'a>); N], usize) {
+    let mut out: [(&str, Field<'_>); N] = std::array::from_fn(|_| ("", Field::Json("")));
+    let mut n = 0;
+    for field in f.into_iter().flatten() {
+        out[n] = field;
+        n += 1;
+    }
+    (out, n)
 }
 
 /// `schema_version`'s value, as [`emit_sorted`]'s fields give it.
@@ -388,7 +394,8 @@ impl Encode for Encoder {
                     turn_number(id).map(|turn| ("turn", turn)),
                     stop.as_deref().map(|stop| ("turn_stop", Field::Str(stop))),
                 ];
-                emit_sorted(sink, "Turn", f.into_iter().flatten(), extra);
+                let (f, n) = present(f);
+                emit_sorted(sink, "Turn", &f[..n], extra);
             }
             Event::ToolCall(c) if own => {
                 let arguments = match &c.arguments.text {
@@ -402,7 +409,7 @@ impl Encode for Encoder {
                     ("name", Field::Str(&c.name)),
                     ("schema_version", VERSION),
                 ];
-                emit_sorted(sink, "ToolCall", f, extra);
+                emit_sorted(sink, "ToolCall", &f, extra);
             }
             Event::Usage(u) if own => {
                 let t = &u.tokens;
@@ -419,7 +426,8 @@ impl Encode for Encoder {
                     Some(("schema_version", VERSION)),
                     turn_number(&u.of).map(|turn| ("turn", turn)),
                 ];
-                emit_sorted(sink, "Usage", f.into_iter().flatten(), extra);
+                let (f, n) = present(f);
+                emit_sorted(sink, "Usage", &f[..n], extra);
             }
             // A run from another dialect is gathered into its Session line.
             other => {
@@ -476,7 +484,7 @@ mod tests {
         sorted.push(("kind", Field::Str(kind)));
         sorted.push(("schema_version", VERSION));
         sorted.sort_by(|a, b| a.0.cmp(b.0));
-        emit_sorted(&mut Sink { out: &mut fast, report: &mut report }, kind, sorted, Some(extra));
+        emit_sorted(&mut Sink { out: &mut fast, report: &mut report }, kind, &sorted, Some(extra));
         (String::from_utf8(slow).unwrap(), String::from_utf8(fast).unwrap())
     }
 

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::{ids, Ids};
 use crate::contract::Contract;
-use crate::dialect::{build_line, last_wins, merged, refusal, write_sorted, Dialect, Encode, Record, Sink};
+use crate::dialect::{build_line, last_wins, refusal, write_sorted, Dialect, Encode, Record, Sink};
 use crate::event::{Arguments, Event, Outcome, Phase, Session, ToolStatus};
 use crate::extra::Extra;
 use crate::json::{write_line, Field, Layout};
@@ -223,42 +223,46 @@ impl Encoder {
 
     /// A `tool_*` line, and its `command_*` twin for a call to bash: `fields` sorted by key
     /// (see [`Encoder::emit_sorted`]).
-    fn tool<'a, const N: usize>(
-        &'a self,
-        sink: &mut Sink<'_>,
-        step: Step,
-        item: &'a str,
-        fields: [(&'a str, Field<'a>); N],
-        extra: Option<&'a Extra>,
-    ) {
-        let all = merged([("item_id", Field::Str(item))], fields);
+    fn tool(&self, sink: &mut Sink<'_>, step: Step, item: &str, fields: &[(&str, Field<'_>)], extra: Option<&Extra>) {
+        let id = [("item_id", Field::Str(item))];
+        self.emit_sorted_with(sink, step.0, fields, &id, extra);
         if self.bash.contains_key(item) {
-            let all: Vec<_> = all.collect();
-            self.emit_sorted(sink, step.0, all.clone(), extra);
-            self.emit_sorted(sink, step.1, all, None);
-        } else {
-            self.emit_sorted(sink, step.0, all, extra);
+            self.emit_sorted_with(sink, step.1, fields, &id, None);
         }
     }
 
     /// [`Encoder::emit`] for the lines most of a wuu stream is (text and tool output deltas,
-    /// tool ends), through [`write_sorted`]: `fields` come sorted by key, the ids and the type
-    /// are merged in.
-    fn emit_sorted<'a>(
-        &'a self,
+    /// tool starts and ends, usage), through [`write_sorted`]: `fields` come sorted by key, the
+    /// ids and the type are merged in.
+    fn emit_sorted(&self, sink: &mut Sink<'_>, kind: &str, fields: &[(&str, Field<'_>)], extra: Option<&Extra>) {
+        self.emit_sorted_with(sink, kind, fields, &[], extra);
+    }
+
+    /// [`Encoder::emit_sorted`] with `more` fields, sorted too, no key of `fields` among them.
+    fn emit_sorted_with(
+        &self,
         sink: &mut Sink<'_>,
-        kind: &'a str,
-        fields: impl IntoIterator<Item = (&'a str, Field<'a>)>,
-        extra: Option<&'a Extra>,
+        kind: &str,
+        fields: &[(&str, Field<'_>)],
+        more: &[(&str, Field<'_>)],
+        extra: Option<&Extra>,
     ) {
-        let written = self.id_fields(kind).chain([(self.contract.type_field.as_str(), Field::Str(kind))]);
-        write_sorted(sink.out, self.contract, kind, merged(fields, written), extra, Layout::Go);
+        let thread = Field::Str(self.thread_id.as_deref().unwrap_or(""));
+        let turn = Field::Str(self.turn_id.as_deref().or(self.last_turn_id.as_deref()).unwrap_or(""));
+        let kind_field = (self.contract.type_field.as_str(), Field::Str(kind));
+        // The ids a line of the kind carries and its type: in key order already.
+        let written: &[(&str, Field<'_>)] = match ids(kind) {
+            Ids::None => &[kind_field],
+            Ids::Thread => &[("thread_id", thread), kind_field],
+            Ids::Turn => &[("thread_id", thread), ("turn_id", turn), kind_field],
+        };
+        write_sorted(sink.out, self.contract, kind, &[fields, more, written], extra, Layout::Go);
     }
 
     fn start_call(&mut self, sink: &mut Sink<'_>, item: &str, name: &str, args: &Arguments, extra: Option<&Extra>) {
         let text = json_text(args, extra.is_some());
         let fields = [("arguments", Field::Str(&text)), ("item_id", Field::Str(item)), ("name", Field::Str(name))];
-        self.emit_sorted(sink, "tool_started", fields.clone(), extra);
+        self.emit_sorted(sink, "tool_started", &fields, extra);
         if name != "bash" {
             return;
         }
@@ -275,7 +279,7 @@ impl Encoder {
             }
         }
         fields.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        self.emit_sorted(sink, "command_started", fields, None);
+        self.emit_sorted(sink, "command_started", &fields, None);
     }
 
     fn end_call(
@@ -288,7 +292,7 @@ impl Encoder {
         extra: Option<&Extra>,
     ) {
         let fields = [("error", Field::Str(error)), ("name", Field::Str(name)), ("status", Field::Str(status))];
-        self.tool(sink, COMPLETED, item, fields, extra);
+        self.tool(sink, COMPLETED, item, &fields, extra);
         self.streamed.shift_remove(item);
         self.bash.shift_remove(item);
     }
@@ -357,7 +361,7 @@ impl Encode for Encoder {
                     self.message.push_str(text);
                     self.unfinished_message = true;
                 }
-                self.emit_sorted(sink, "agent_message_delta", [("delta", Field::Str(text))], extra);
+                self.emit_sorted(sink, "agent_message_delta", &[("delta", Field::Str(text))], extra);
             }
             Event::TextReplace { text } | Event::TextEnd { text: Some(text) } => {
                 self.ensure_turn(ctx, sink);
@@ -383,12 +387,12 @@ impl Encode for Encoder {
                     let whole = text.as_str();
                     self.streamed.insert(id.clone(), Some(whole.len()));
                     let delta = whole.get(sent.unwrap_or(0)..).unwrap_or("");
-                    self.tool(sink, OUTPUT_DELTA, id, [("delta", Field::Str(delta))], extra);
+                    self.tool(sink, OUTPUT_DELTA, id, &[("delta", Field::Str(delta))], extra);
                 } else {
                     // Pieces: counted where that needs no decoding.
                     let plain = (!text.is_escaped()).then(|| text.as_read_len());
                     self.streamed.insert(id.clone(), sent.zip(plain).map(|(a, b)| a + b));
-                    self.tool(sink, OUTPUT_DELTA, id, [("delta", Field::Text(text))], extra);
+                    self.tool(sink, OUTPUT_DELTA, id, &[("delta", Field::Text(text))], extra);
                 }
             }
             Event::ToolResult(r) => {
@@ -405,11 +409,11 @@ impl Encode for Encoder {
                 // (base-context's last update can hold less than its result).
                 if let Some(output) = r.output.as_ref().filter(|o| !o.is_empty()) {
                     match self.streamed.get(id) {
-                        None => self.tool(sink, OUTPUT_DELTA, id, [("delta", Field::Text(output))], None),
+                        None => self.tool(sink, OUTPUT_DELTA, id, &[("delta", Field::Text(output))], None),
                         Some(Some(sent)) => {
                             let whole = output.as_str();
                             if let Some(rest) = whole.get(*sent..).filter(|r| !r.is_empty()) {
-                                self.tool(sink, OUTPUT_DELTA, id, [("delta", Field::Str(rest))], None);
+                                self.tool(sink, OUTPUT_DELTA, id, &[("delta", Field::Str(rest))], None);
                             }
                         }
                         Some(None) => {}
@@ -424,7 +428,7 @@ impl Encode for Encoder {
             }
             Event::ToolWithdrawn { id: Some(id) } => {
                 self.ensure_turn(ctx, sink);
-                self.tool(sink, REMOVED, id, [], extra);
+                self.tool(sink, REMOVED, id, &[], extra);
                 self.streamed.shift_remove(id);
                 self.bash.shift_remove(id);
             }
@@ -455,7 +459,7 @@ impl Encode for Encoder {
                     ("input_tokens", Field::Int(t.input.unwrap_or(0))),
                     ("output_tokens", Field::Int(t.output.unwrap_or(0))),
                 ];
-                self.emit_sorted(sink, "usage_updated", fields, extra);
+                self.emit_sorted(sink, "usage_updated", &fields, extra);
             }
             Event::Error { message, fatal: false } if own => {
                 self.ensure_session(None, ctx, sink);
@@ -616,7 +620,7 @@ mod tests {
             for (kind, fields) in cases {
                 let (mut slow, mut fast) = (Vec::new(), Vec::new());
                 enc.emit(&mut Sink { out: &mut slow, report: &mut report }, kind, fields.clone(), Some(&extra));
-                enc.emit_sorted(&mut Sink { out: &mut fast, report: &mut report }, kind, fields, Some(&extra));
+                enc.emit_sorted(&mut Sink { out: &mut fast, report: &mut report }, kind, &fields, Some(&extra));
                 prop_assert_eq!(String::from_utf8(fast).unwrap(), String::from_utf8(slow).unwrap(), "{} with {}", kind, json);
             }
         }

@@ -364,7 +364,7 @@ fn sorted(layout: Layout) -> bool {
 }
 
 /// Between members or elements, and between a key and its value.
-fn separators(layout: Layout) -> (&'static [u8], &'static [u8]) {
+pub(crate) fn separators(layout: Layout) -> (&'static [u8], &'static [u8]) {
     if layout == Layout::Spaced {
         (b", ", b": ")
     } else {

@@ -194,6 +194,11 @@ impl<'a> Scanner<'a> {
             }
             _ => return None,
         }
+        self.fraction_and_exponent()
+    }
+
+    /// A number's fraction and exponent, where it has them, after its integer digits.
+    fn fraction_and_exponent(&mut self) -> Option<()> {
         if self.eat_if(b'.') && self.digits() == 0 {
             return None;
         }
@@ -279,9 +284,7 @@ impl<'a> Scanner<'a> {
         if !matches!(self.peek(), Some(b'.' | b'e' | b'E')) {
             return (digits <= 18 && !(negative && first == b'0')).then_some(());
         }
-        self.i = start + usize::from(negative);
-        let first = self.next()?;
-        self.number(first)?;
+        self.fraction_and_exponent()?;
         let text = std::str::from_utf8(&self.b[start..self.i]).ok()?;
         let n: serde_json::Number = serde_json::from_str(text).ok()?;
         let mut same = Same { rest: text.as_bytes() };

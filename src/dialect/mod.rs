@@ -528,17 +528,18 @@ pub(crate) fn write_in_order<'a>(
     if extra.is_some_and(|e| !e.is_empty()) {
         return build_line(contract, kind, fields, extra).write(out, layout);
     }
-    let (comma, colon): (&[u8], &[u8]) =
-        if layout == crate::json::Layout::Spaced { (b", \"", b"\": ") } else { (b",\"", b"\":") };
+    let (comma, colon) = crate::json::separators(layout);
     out.push(b'{');
     crate::json::write_str(out, &contract.type_field, layout);
-    out.extend_from_slice(&colon[1..]);
+    out.extend_from_slice(colon);
     crate::json::write_str(out, kind, layout);
     for (k, v) in fields {
         debug_assert!(k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'), "{kind}: key {k}");
         debug_assert!(k != contract.type_field, "{kind}: the type field given as a field");
         out.extend_from_slice(comma);
+        out.push(b'"');
         out.extend_from_slice(k.as_bytes());
+        out.push(b'"');
         out.extend_from_slice(colon);
         v.write(out, layout);
     }

@@ -119,17 +119,20 @@ impl Encoder {
         build_line(self.contract, kind, all, extra).write(sink.out, Layout::Go);
     }
 
+    /// The thread's id and the turn's, as lines carry them (in key order).
+    fn ids(&self) -> [(&str, Field<'_>); 2] {
+        let turn = self.turn_id.as_deref().or(self.last_turn_id.as_deref()).unwrap_or("");
+        [("thread_id", Field::Str(self.thread_id.as_deref().unwrap_or(""))), ("turn_id", Field::Str(turn))]
+    }
+
     /// The ids a line of `kind` carries: the thread's, and the turn's.
     fn id_fields<'a>(&'a self, kind: &str) -> impl Iterator<Item = (&'a str, Field<'a>)> {
-        let turn = self.turn_id.as_deref().or(self.last_turn_id.as_deref()).unwrap_or("");
-        let id_fields =
-            [("thread_id", Field::Str(self.thread_id.as_deref().unwrap_or(""))), ("turn_id", Field::Str(turn))];
         let n = match ids(kind) {
             Ids::None => 0,
             Ids::Thread => 1,
             Ids::Turn => 2,
         };
-        id_fields.into_iter().take(n)
+        self.ids().into_iter().take(n)
     }
 
     /// `session_configured` comes first; made from what the run says of its session where the
@@ -247,14 +250,13 @@ impl Encoder {
         more: &[(&str, Field<'_>)],
         extra: Option<&Extra>,
     ) {
-        let thread = Field::Str(self.thread_id.as_deref().unwrap_or(""));
-        let turn = Field::Str(self.turn_id.as_deref().or(self.last_turn_id.as_deref()).unwrap_or(""));
+        let [thread, turn] = self.ids();
         let kind_field = (self.contract.type_field.as_str(), Field::Str(kind));
         // The ids a line of the kind carries and its type: in key order already.
         let written: &[(&str, Field<'_>)] = match ids(kind) {
             Ids::None => &[kind_field],
-            Ids::Thread => &[("thread_id", thread), kind_field],
-            Ids::Turn => &[("thread_id", thread), ("turn_id", turn), kind_field],
+            Ids::Thread => &[thread, kind_field],
+            Ids::Turn => &[thread, turn, kind_field],
         };
         write_sorted(sink.out, self.contract, kind, &[fields, more, written], extra, Layout::Go);
     }

@@ -99,7 +99,7 @@ fn bench(c: &mut Criterion) {
                     let mut encoder = to.encoder(&EncodeOptions::default());
                     let mut norm = Normalizer::new(*source);
                     let (mut out, mut report) = (Vec::with_capacity(1 << 20), Report::default());
-                    let mut sink = Sink { out: &mut out, report: &mut report };
+                    let mut sink = Sink::new(&mut out, &mut report);
                     for rec in records {
                         norm.process(rec, encoder.as_mut(), &mut sink);
                         if sink.out.len() > 1 << 20 {

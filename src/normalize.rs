@@ -591,7 +591,7 @@ mod tests {
         let mut spy = Spy::default();
         let mut out = Vec::new();
         let mut report = Report::default();
-        let mut sink = Sink { out: &mut out, report: &mut report };
+        let mut sink = Sink::new(&mut out, &mut report);
         for e in events {
             n.process(Record::new(Dialect::Canonical, e), &mut spy, &mut sink);
         }
@@ -725,7 +725,7 @@ mod tests {
         let mut n = Normalizer::new(Dialect::Canonical);
         let mut spy = Spy::default();
         let (mut out, mut report) = (Vec::new(), Report::default());
-        let mut sink = Sink { out: &mut out, report: &mut report };
+        let mut sink = Sink::new(&mut out, &mut report);
         for _ in 0..2 {
             n.process(
                 Record::new(Dialect::Canonical, Event::Terminal(Terminal::new(Outcome::Completed))),
@@ -765,7 +765,7 @@ mod bounded {
     fn calls_never_answered_do_not_grow_memory_without_bound() {
         let mut n = Normalizer::new(Dialect::Canonical);
         let (mut out, mut report) = (Vec::new(), Report::default());
-        let mut sink = Sink { out: &mut out, report: &mut report };
+        let mut sink = Sink::new(&mut out, &mut report);
         for i in 0..(MAX_OPEN_CALLS * 3) {
             let call = crate::event::ToolCall { id: Some(format!("c{i}")), name: "x".into(), ..Default::default() };
             n.process(Record::new(Dialect::Canonical, Event::ToolCall(call)), &mut Nothing, &mut sink);

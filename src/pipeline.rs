@@ -161,7 +161,7 @@ pub fn translate_ending<R: Read, W: Write>(
         if stopped.is_none() {
             // Undecided, the lines still go through (there is no decoder to read them), so
             // that each one that is bad is named, as it would be in a stream of a known dialect.
-            let stop = run.line(*n, Held::new(f.frame()), &lines, diag);
+            let stop = run.line(*n, Held::new(f.frame()), &lines, diag, output);
             if undetected.is_none() {
                 stopped = stop;
             }
@@ -182,7 +182,7 @@ pub fn translate_ending<R: Read, W: Write>(
             }
         }
         // The line is borrowed from the reader's buffer, which is asked for its digest too.
-        stopped = run.line(lines.number(), Held::new(lines.frame()), &lines, diag);
+        stopped = run.line(lines.number(), Held::new(lines.frame()), &lines, diag, output);
         if !run.whole_digest && !run.norm.context().input_digest.is_empty() {
             // What the target derives from the input was derived at the first record.
             lines.stop_hashing();
@@ -197,7 +197,7 @@ pub fn translate_ending<R: Read, W: Write>(
         Stop::Read(e) => format!("cannot read the input: {e}"),
     });
     let terminal_in_stream = run.norm.terminal_done();
-    run.finish(why, &lines, diag, end);
+    run.finish(why, &lines, diag, end, output);
     run.flush(output, true)?;
     let outcome = run.norm.outcome();
     Ok(Summary { report: run.report, source, stopped, outcome, terminal_in_stream })
@@ -226,6 +226,9 @@ struct Run<'o> {
     /// at the end by name: a stream has a few such sets, met on every line, and a short list
     /// finds them faster than reading the names of each record's members.
     dropped_fields: Vec<DroppedSet>,
+    /// The first error writing the output from inside an encoder's line ([`Sink::spill`]),
+    /// returned at the next flush.
+    write_failed: Option<io::Error>,
 }
 
 /// The extra members of records of one kind, all with the same keys, that a target dropped.
@@ -252,6 +255,7 @@ impl<'o> Run<'o> {
             report: Report::default(),
             whole_digest,
             dropped_fields: Vec::new(),
+            write_failed: None,
         }
     }
 
@@ -262,6 +266,7 @@ impl<'o> Run<'o> {
         h: Held<'_>,
         lines: &Lines<R>,
         diag: &mut dyn FnMut(Diagnostic),
+        output: &mut dyn Write,
     ) -> Option<Stop> {
         self.report.lines += 1;
         let bad = |report: &mut Report, diag: &mut dyn FnMut(Diagnostic), message: String| {
@@ -326,7 +331,9 @@ impl<'o> Run<'o> {
         for message in self.decoded.warnings.drain(..) {
             diag(Diagnostic { line: n, message });
         }
-        let mut sink = Sink { out: &mut self.out, report: &mut self.report };
+        let failed = &mut self.write_failed;
+        let mut drain = |out: &mut Vec<u8>| drain(output, out, failed);
+        let mut sink = Sink { out: &mut self.out, report: &mut self.report, drain: Some(&mut drain) };
         let mut fate: Option<Fate> = self.decoded.folded.then_some(Fate::Absorbed);
         let first = sink.report.translated + sink.report.passed_through + sink.report.dropped == 0;
         for rec in self.decoded.records.drain(..) {
@@ -380,6 +387,7 @@ impl<'o> Run<'o> {
         lines: &Lines<R>,
         diag: &mut dyn FnMut(Diagnostic),
         end: EndHook<'_>,
+        output: &mut dyn Write,
     ) {
         if self.whole_digest || self.norm.context().input_digest.is_empty() {
             self.norm.set_input_digest(lines.digest());
@@ -389,7 +397,9 @@ impl<'o> Run<'o> {
                 self.report.dropped_fields_n(set.kind, key, set.count);
             }
         }
-        let mut sink = Sink { out: &mut self.out, report: &mut self.report };
+        let failed = &mut self.write_failed;
+        let mut drain = |out: &mut Vec<u8>| drain(output, out, failed);
+        let mut sink = Sink { out: &mut self.out, report: &mut self.report, drain: Some(&mut drain) };
         if let (None, Some(decoder)) = (&why, self.decoder.as_mut()) {
             self.decoded.clear();
             decoder.finish(&mut self.decoded);
@@ -420,6 +430,9 @@ impl<'o> Run<'o> {
 
     /// Writes the output out when the next read may wait (`now`) or a block is full.
     fn flush<W: Write>(&mut self, output: &mut W, now: bool) -> io::Result<()> {
+        if let Some(e) = self.write_failed.take() {
+            return Err(e);
+        }
         if now || self.out.len() >= OUT_BLOCK {
             output.write_all(&self.out)?;
             self.out.clear();
@@ -429,6 +442,17 @@ impl<'o> Run<'o> {
         }
         Ok(())
     }
+}
+
+/// Writes `out` to `output` and empties it, for [`Sink::spill`]; a failure is kept in `failed`
+/// (the first one) for the run's next flush to return, and what follows is dropped.
+fn drain(output: &mut dyn Write, out: &mut Vec<u8>, failed: &mut Option<io::Error>) {
+    if failed.is_none() {
+        if let Err(e) = output.write_all(out) {
+            *failed = Some(e);
+        }
+    }
+    out.clear();
 }
 
 /// A framed line held while the dialect is detected: its frame, its text owned.
@@ -591,6 +615,7 @@ pub fn validate<R: Read>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dialect::SPILL_BLOCK;
 
     fn translated(input: &str, to: Dialect) -> String {
         let (out, _, diags) = translate_bytes(input.as_bytes(), &Options::new(Some(Dialect::Localcode), to));
@@ -618,5 +643,50 @@ mod tests {
         let id = |out: String| out.lines().last().unwrap().to_string();
         assert_ne!(id(translated(&a, Dialect::Adal)), id(translated(&b, Dialect::Adal)));
         assert_eq!(id(translated(&a, Dialect::Adal)), id(translated(&a, Dialect::Adal)));
+    }
+
+    /// A writer that refuses its first large write, once, and takes the rest.
+    #[derive(Default)]
+    struct FailsOnce {
+        failed: bool,
+        written: usize,
+    }
+
+    impl Write for FailsOnce {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            if !self.failed && buf.len() >= SPILL_BLOCK / 2 {
+                self.failed = true;
+                return Err(io::Error::other("disk full"));
+            }
+            self.written += buf.len();
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_long_line_written_out_in_parts_that_fails_to_write_fails_the_run() {
+        // adal calls gathered into loom's Session line, which goes out a block at a time: the
+        // first block it writes out is refused, the writes after it are taken, and the run
+        // says so rather than end as if the line were whole.
+        let input: String = (1..=5_000)
+            .map(|i| format!("{{\"type\":\"tool_call\",\"id\":\"c{i}\",\"name\":\"bash\",\"args\":{{}}}}\n"))
+            .collect();
+        let mut out = FailsOnce::default();
+        let result =
+            translate(input.as_bytes(), &mut out, &Options::new(Some(Dialect::Adal), Dialect::Loom), &mut |_| {});
+        assert!(out.failed, "the line went out in one write");
+        assert_eq!(result.map(|_| ()).map_err(|e| e.to_string()), Err("disk full".to_string()));
+        // Whole, the same run is written without error.
+        assert!(translate(
+            input.as_bytes(),
+            &mut Vec::new(),
+            &Options::new(Some(Dialect::Adal), Dialect::Loom),
+            &mut |_| {}
+        )
+        .is_ok());
     }
 }

@@ -200,6 +200,34 @@ pub struct EncodeOptions {
 pub struct Sink<'a> {
     pub out: &'a mut Vec<u8>,
     pub report: &'a mut Report,
+    /// Writes the buffer out and empties it: the pipeline's output, for a line that grows
+    /// with the run (see [`Sink::spill`]). Without one the buffer keeps it all.
+    pub drain: Option<&'a mut Drain<'a>>,
+}
+
+/// What a [`Sink`] writes its buffer out with.
+pub type Drain<'a> = dyn FnMut(&mut Vec<u8>) + 'a;
+
+/// How much of a long line [`Sink::spill`] lets the buffer hold before it is written out.
+pub const SPILL_BLOCK: usize = 64 * 1024;
+
+impl<'a> Sink<'a> {
+    /// A sink that keeps all it is given in `out`.
+    pub fn new(out: &'a mut Vec<u8>, report: &'a mut Report) -> Self {
+        Sink { out, report, drain: None }
+    }
+
+    /// Writes out what the buffer holds, once that is a block or more, where the sink has a
+    /// drain: called by an encoder between the parts of a line whose length grows with the
+    /// run (loom's `Session` lists every call; base-context's `agent_end` every message), so
+    /// that the line is never held whole a second time.
+    pub fn spill(&mut self) {
+        if self.out.len() >= SPILL_BLOCK {
+            if let Some(drain) = self.drain.as_mut() {
+                drain(self.out);
+            }
+        }
+    }
 }
 
 /// Encodes canonical records as the lines of one dialect.

@@ -3,7 +3,7 @@ use std::ops::Range;
 use indexmap::IndexMap;
 use serde_json::{json, Map, Value};
 
-use crate::dialect::{refusal, Dialect, Encode, EncodeOptions, Record, Sink};
+use crate::dialect::{refusal, Dialect, Encode, EncodeOptions, Record, Sink, SPILL_BLOCK};
 use crate::event::{Arguments, Basis, Event, Outcome, Phase, Scope, Terminal, Text, Tokens, ToolStatus};
 use crate::extra::Extra;
 use crate::json::{write_line, write_str, write_value, Layout};
@@ -253,9 +253,14 @@ fn args_object(a: &Arguments) -> Value {
     }
 }
 
+/// Whether lines are held while the assistant message waits for its usage.
+fn waits(msg: &Option<Message>) -> bool {
+    msg.as_ref().is_some_and(|m| m.state == State::Ended)
+}
+
 /// [`Encoder::out`], from the fields it looks at (for a caller that holds another field).
 fn line_to<'s>(msg: &Option<Message>, held: &'s mut Vec<u8>, out: &'s mut Vec<u8>) -> &'s mut Vec<u8> {
-    if msg.as_ref().is_some_and(|m| m.state == State::Ended) {
+    if waits(msg) {
         held
     } else {
         out
@@ -551,11 +556,17 @@ impl Encoder {
         if self.loop_open {
             let messages = std::mem::take(&mut self.loop_messages);
             self.last_assistant = None;
-            // Straight to the output: the list can be large, and is not copied once more.
-            let out = self.out(sink);
-            out.extend_from_slice(b"{\"type\":\"agent_end\",\"messages\":[");
-            out.extend_from_slice(&messages);
-            out.extend_from_slice(b"]}\n");
+            // Straight to the output, a block at a time: the list can be large, and is not
+            // held twice (unless the line itself is held, as it never is once the round closed).
+            let held = waits(&self.msg);
+            self.out(sink).extend_from_slice(b"{\"type\":\"agent_end\",\"messages\":[");
+            for part in messages.chunks(SPILL_BLOCK) {
+                self.out(sink).extend_from_slice(part);
+                if !held {
+                    sink.spill();
+                }
+            }
+            self.out(sink).extend_from_slice(b"]}\n");
             self.loop_open = false;
         }
     }

@@ -1,4 +1,4 @@
-use indexmap::{IndexMap, IndexSet};
+use indexmap::IndexSet;
 use serde_json::{Map, Value};
 
 use super::{other_stop, SCHEMA_VERSION};
@@ -45,17 +45,26 @@ impl Default for Encoder {
     }
 }
 
-/// A run's tool calls in order, held compactly for the Session line: each id once, names
-/// interned (a run may make a great many calls, of few tools).
+/// A run's tool calls in order, held compactly for the Session line: the ids end to end in one
+/// string, each call 16 bytes beside its id, found by id through a table of positions, names
+/// interned. A run may make a great many calls, of few tools, and the list is held to the end:
+/// a map of owned ids held about twice what this does.
 #[derive(Default)]
 struct Calls {
-    by_id: IndexMap<Box<str>, Mark>,
+    /// Every call's id, end to end, in the order of `list`.
+    ids: String,
+    list: Vec<Mark>,
+    /// Positions in `list` plus one (0: an empty slot), by a hash of the id: open addressing,
+    /// the next slot on a collision. Never more than three quarters full.
+    table: Vec<u32>,
     names: IndexSet<Box<str>>,
 }
 
 #[derive(Clone, Copy)]
 struct Mark {
-    name: usize,
+    /// Where the call's id ends in `Calls::ids` (it starts where the one before ends).
+    end: u32,
+    name: u32,
     answered: bool,
     error: bool,
 }
@@ -68,40 +77,104 @@ struct CallRef<'a> {
     error: bool,
 }
 
+/// Where a call's id is looked for first in [`Calls::table`] of `len` slots (a power of two):
+/// FNV-1a, which is enough for ids an agent made.
+fn slot_of(id: &str, len: usize) -> usize {
+    let hash = id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+    // The high bits mix best; the table is never larger than a usize can count.
+    (hash >> 32 ^ hash) as usize & (len - 1)
+}
+
 impl Calls {
-    fn name(&mut self, name: &str) -> usize {
-        match self.names.get_index_of(name) {
+    fn name(&mut self, name: &str) -> u32 {
+        let i = match self.names.get_index_of(name) {
             Some(i) => i,
             None => self.names.insert_full(name.into()).0,
+        };
+        u32::try_from(i).unwrap_or(u32::MAX)
+    }
+
+    fn id(&self, i: usize) -> &str {
+        let start = i.checked_sub(1).map_or(0, |before| self.list[before].end);
+        &self.ids[start as usize..self.list[i].end as usize]
+    }
+
+    /// The call's position in `list`, or the empty slot of `table` where it would go.
+    fn find(&self, id: &str) -> Result<usize, usize> {
+        let mut slot = slot_of(id, self.table.len());
+        loop {
+            match self.table[slot] {
+                0 => return Err(slot),
+                at if self.id(at as usize - 1) == id => return Ok(at as usize - 1),
+                _ => slot = (slot + 1) & (self.table.len() - 1),
+            }
         }
     }
 
-    /// A call made: noted afresh.
-    fn made(&mut self, id: &str, name: &str) {
+    /// The call with this id: found, or added at the end (named `name`); `None` only past four
+    /// billion calls or 4 GiB of ids, which the table cannot count (a run some forty times
+    /// the size of a 1 GB stream's 370 thousand calls).
+    fn entry(&mut self, id: &str, name: u32) -> Option<&mut Mark> {
+        if (self.list.len() + 1) * 4 > self.table.len() * 3 {
+            self.grow();
+        }
+        let at = match self.find(id) {
+            Ok(at) => at,
+            Err(slot) => {
+                let end = u32::try_from(self.ids.len() + id.len()).ok()?;
+                self.table[slot] = u32::try_from(self.list.len() + 1).ok()?;
+                self.ids.push_str(id);
+                self.list.push(Mark { end, name, answered: false, error: false });
+                self.list.len() - 1
+            }
+        };
+        Some(&mut self.list[at])
+    }
+
+    /// Twice the slots (sixteen at first), every call placed again.
+    fn grow(&mut self) {
+        let len = (self.table.len() * 2).max(16);
+        self.table = vec![0; len];
+        for i in 0..self.list.len() {
+            let mut slot = slot_of(self.id(i), len);
+            while self.table[slot] != 0 {
+                slot = (slot + 1) & (len - 1);
+            }
+            // `entry` adds no call past the largest u32.
+            self.table[slot] = (i + 1) as u32;
+        }
+    }
+
+    /// A call made: noted afresh (a call made again under an id already heard keeps its
+    /// place); `None` where it cannot be.
+    fn made(&mut self, id: &str, name: &str) -> Option<()> {
         let name = self.name(name);
-        self.by_id.insert(id.into(), Mark { name, answered: false, error: false });
+        let m = self.entry(id, name)?;
+        *m = Mark { name, answered: false, error: false, ..*m };
+        Some(())
     }
 
     /// A call heard of (answered, refused): noted if it was not yet.
-    fn heard(&mut self, id: &str, name: &str) -> &mut Mark {
-        if !self.by_id.contains_key(id) {
-            let name = self.name(name);
-            self.by_id.insert(id.into(), Mark { name, answered: false, error: false });
-        }
-        &mut self.by_id[id]
+    fn heard(&mut self, id: &str, name: &str) -> Option<&mut Mark> {
+        let name = self.name(name);
+        self.entry(id, name)
+    }
+
+    fn name_of(&self, m: &Mark) -> &str {
+        self.names.get_index(m.name as usize).map_or("", |n| n)
     }
 
     /// The name of the last call, when it was left unanswered or answered as failed: the
     /// call a run that stopped for approval, naming none, stopped at.
     fn stopped_at(&self) -> Option<&str> {
-        let (_, m) = self.by_id.last()?;
-        (!m.answered || m.error).then(|| self.names.get_index(m.name).map_or("", |n| n))
+        let m = self.list.last()?;
+        (!m.answered || m.error).then(|| self.name_of(m))
     }
 
     fn iter(&self) -> impl Iterator<Item = CallRef<'_>> {
-        self.by_id.iter().map(|(id, m)| CallRef {
-            id,
-            name: self.names.get_index(m.name).map_or("", |n| n),
+        self.list.iter().enumerate().map(|(i, m)| CallRef {
+            id: self.id(i),
+            name: self.name_of(m),
             answered: m.answered,
             error: m.error,
         })
@@ -152,37 +225,60 @@ fn emit_with_text(
     emit(sink, kind, all, extra);
 }
 
-/// Writes a Session line: its fields, and its tool calls as JSON text made straight from the
-/// calls. A run's calls can be many; a tree per call would hold ten times their size.
+/// Writes a Session line: its fields, and its tool calls written straight from the calls, in
+/// parts (the line is written out a block at a time, [`Sink::spill`]). A run's calls can be
+/// many, and the list is the one member of a loom line whose length grows with the run.
 fn emit_session<'c>(
     sink: &mut Sink<'_>,
     s: &Summary,
     calls: Option<impl Iterator<Item = CallRef<'c>>>,
     extra: Option<&Extra>,
 ) {
-    let calls = calls.map(calls_json);
-    let text: Vec<(&str, &str)> = calls.iter().map(|c| ("tool_calls", c.as_str())).collect();
-    emit_with_text(sink, "Session", session_fields(s), &text, extra);
+    let Some(calls) = calls else {
+        return emit_with_text(sink, "Session", session_fields(s), &[], extra);
+    };
+    // The line with a hole where the list goes, then the list poured into it. The hole is a
+    // byte the writer never writes raw (control characters are escaped in strings and stand
+    // nowhere else), so it is the list's place; an extra member that takes the list's place
+    // (the source's own list, accepted by the contract) leaves no hole, and the line is whole.
+    let mut line = Vec::new();
+    emit_with_text(
+        &mut Sink::new(&mut line, sink.report),
+        "Session",
+        session_fields(s),
+        &[("tool_calls", HOLE)],
+        extra,
+    );
+    let Some(at) = line.iter().position(|&b| b == HOLE.as_bytes()[0]) else {
+        sink.out.extend_from_slice(&line);
+        return;
+    };
+    sink.out.extend_from_slice(&line[..at]);
+    write_calls(sink, calls);
+    sink.out.extend_from_slice(&line[at + 1..]);
 }
 
+/// Where [`emit_session`] writes the calls.
+const HOLE: &str = "\u{1}";
+
 /// `tool_calls` as loom writes it: compact, each call's members sorted.
-fn calls_json<'c>(calls: impl Iterator<Item = CallRef<'c>>) -> String {
-    let mut out = vec![b'['];
+fn write_calls<'c>(sink: &mut Sink<'_>, calls: impl Iterator<Item = CallRef<'c>>) {
+    sink.out.push(b'[');
     for (n, c) in calls.enumerate() {
+        let out = &mut *sink.out;
         if n > 0 {
             out.push(b',');
         }
         out.extend_from_slice(if c.answered { b"{\"answered\":true" } else { b"{\"answered\":false" });
         out.extend_from_slice(b",\"call_id\":");
-        write_str(&mut out, c.id, Layout::Sorted);
+        write_str(out, c.id, Layout::Sorted);
         out.extend_from_slice(if c.error { b",\"error\":true" } else { b",\"error\":false" });
         out.extend_from_slice(b",\"name\":");
-        write_str(&mut out, c.name, Layout::Sorted);
+        write_str(out, c.name, Layout::Sorted);
         out.push(b'}');
+        sink.spill();
     }
-    out.push(b']');
-    // Only UTF-8 went in.
-    String::from_utf8(out).unwrap_or_default()
+    sink.out.push(b']');
 }
 
 /// Pushes `key` when the value is known: loom writes no null and no made-up zero.
@@ -434,18 +530,25 @@ impl Encode for Encoder {
                 let run = &mut self.run;
                 run.any = true;
                 run.origin.get_or_insert(rec.origin);
-                match other {
+                let listed = match other {
                     Event::ToolCall(c) => run.calls.made(c.id.as_deref().unwrap_or_default(), &c.name),
                     Event::ToolResult(r) => {
                         let name = r.name.as_ref().or(ctx.call.name.as_ref()).map_or("", String::as_str);
-                        let call = run.calls.heard(r.id.as_deref().unwrap_or_default(), name);
-                        call.answered = true;
-                        call.error = r.status != ToolStatus::Completed;
+                        run.calls.heard(r.id.as_deref().unwrap_or_default(), name).map(|call| {
+                            call.answered = true;
+                            call.error = r.status != ToolStatus::Completed;
+                        })
                     }
                     Event::PermissionDenied(d) => {
                         run.denied.push(d.name.clone());
-                        run.calls.heard(d.id.as_deref().unwrap_or_default(), &d.name);
+                        run.calls.heard(d.id.as_deref().unwrap_or_default(), &d.name).map(|_| ())
                     }
+                    _ => Some(()),
+                };
+                if listed.is_none() {
+                    sink.report.truncated("Session.tool_calls");
+                }
+                match other {
                     Event::RoundEnd { .. } => run.round_ends += 1,
                     Event::TurnEnd { .. } => run.turns += 1,
                     Event::Usage(u) => {
@@ -479,12 +582,12 @@ mod tests {
     fn both(kind: &str, fields: Vec<(&'static str, Field<'_>)>, extra: &Extra) -> (String, String) {
         let mut report = Report::default();
         let (mut slow, mut fast) = (Vec::new(), Vec::new());
-        emit(&mut Sink { out: &mut slow, report: &mut report }, kind, fields.clone(), Some(extra));
+        emit(&mut Sink::new(&mut slow, &mut report), kind, fields.clone(), Some(extra));
         let mut sorted = fields;
         sorted.push(("kind", Field::Str(kind)));
         sorted.push(("schema_version", VERSION));
         sorted.sort_by(|a, b| a.0.cmp(b.0));
-        emit_sorted(&mut Sink { out: &mut fast, report: &mut report }, kind, &sorted, Some(extra));
+        emit_sorted(&mut Sink::new(&mut fast, &mut report), kind, &sorted, Some(extra));
         (String::from_utf8(slow).unwrap(), String::from_utf8(fast).unwrap())
     }
 
@@ -559,6 +662,46 @@ mod tests {
                 let (slow, fast) = both(kind, fields, &extra);
                 prop_assert_eq!(&fast, &slow, "{} with extra members {}", kind, json);
             }
+        }
+
+        /// The compact call list keeps what a map of owned ids in insertion order keeps: each
+        /// id once, at the place it was first met, a call made again noted afresh, a call heard
+        /// of added if it was not there (ids from a small pool, so that they meet, and enough
+        /// of them that the table grows several times).
+        #[test]
+        fn the_call_list_keeps_what_a_map_of_the_calls_would(
+            ops in prop::collection::vec((0u8..3, 0usize..300, 0usize..4, any::<bool>()), 0..600),
+        ) {
+            let names = ["bash", "read_file", "", "é\"x"];
+            let mut calls = Calls::default();
+            let mut model: indexmap::IndexMap<String, (&str, bool, bool)> = indexmap::IndexMap::new();
+            for (op, id, name, error) in ops {
+                let id = if id == 0 { String::new() } else { format!("call-{id}") };
+                let name = names[name];
+                match op {
+                    0 => {
+                        calls.made(&id, name).unwrap();
+                        model.insert(id, (name, false, false));
+                    }
+                    1 => {
+                        let m = calls.heard(&id, name).unwrap();
+                        (m.answered, m.error) = (true, error);
+                        let m = model.entry(id).or_insert((name, false, false));
+                        (m.1, m.2) = (true, error);
+                    }
+                    _ => {
+                        calls.heard(&id, name).unwrap();
+                        model.entry(id).or_insert((name, false, false));
+                    }
+                }
+            }
+            let listed: Vec<(String, String, bool, bool)> =
+                calls.iter().map(|c| (c.id.to_string(), c.name.to_string(), c.answered, c.error)).collect();
+            let expected: Vec<(String, String, bool, bool)> =
+                model.iter().map(|(id, m)| (id.clone(), m.0.to_string(), m.1, m.2)).collect();
+            prop_assert_eq!(listed, expected);
+            let last = model.last().filter(|(_, m)| !m.1 || m.2).map(|(_, m)| m.0);
+            prop_assert_eq!(calls.stopped_at(), last);
         }
     }
 }

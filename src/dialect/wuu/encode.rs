@@ -621,8 +621,8 @@ mod tests {
             ];
             for (kind, fields) in cases {
                 let (mut slow, mut fast) = (Vec::new(), Vec::new());
-                enc.emit(&mut Sink { out: &mut slow, report: &mut report }, kind, fields.clone(), Some(&extra));
-                enc.emit_sorted(&mut Sink { out: &mut fast, report: &mut report }, kind, &fields, Some(&extra));
+                enc.emit(&mut Sink::new(&mut slow, &mut report), kind, fields.clone(), Some(&extra));
+                enc.emit_sorted(&mut Sink::new(&mut fast, &mut report), kind, &fields, Some(&extra));
                 prop_assert_eq!(String::from_utf8(fast).unwrap(), String::from_utf8(slow).unwrap(), "{} with {}", kind, json);
             }
         }

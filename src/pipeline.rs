@@ -156,12 +156,12 @@ pub fn translate_ending<R: Read, W: Write>(
         }
     }
 
-    let mut run = Run::new(opts, source, encoder);
+    let mut run = Run::new(opts, source, encoder, output);
     for (n, f) in &held {
         if stopped.is_none() {
             // Undecided, the lines still go through (there is no decoder to read them), so
             // that each one that is bad is named, as it would be in a stream of a known dialect.
-            let stop = run.line(*n, Held::new(f.frame()), &lines, diag, output);
+            let stop = run.line(*n, Held::new(f.frame()), &lines, diag);
             if undetected.is_none() {
                 stopped = stop;
             }
@@ -171,7 +171,7 @@ pub fn translate_ending<R: Read, W: Write>(
         diag(Diagnostic { line: 0, message: format!("cannot tell the input's dialect: {why}") });
         stopped = Some(Stop::Undetected(why));
     }
-    run.flush(output, lines.would_wait())?;
+    run.flush(lines.would_wait())?;
     while stopped.is_none() {
         match lines.advance() {
             Ok(true) => {}
@@ -182,12 +182,12 @@ pub fn translate_ending<R: Read, W: Write>(
             }
         }
         // The line is borrowed from the reader's buffer, which is asked for its digest too.
-        stopped = run.line(lines.number(), Held::new(lines.frame()), &lines, diag, output);
+        stopped = run.line(lines.number(), Held::new(lines.frame()), &lines, diag);
         if !run.whole_digest && !run.norm.context().input_digest.is_empty() {
             // What the target derives from the input was derived at the first record.
             lines.stop_hashing();
         }
-        run.flush(output, lines.would_wait())?;
+        run.flush(lines.would_wait())?;
     }
 
     let why = stopped.as_ref().map(|stop| match stop {
@@ -197,8 +197,8 @@ pub fn translate_ending<R: Read, W: Write>(
         Stop::Read(e) => format!("cannot read the input: {e}"),
     });
     let terminal_in_stream = run.norm.terminal_done();
-    run.finish(why, &lines, diag, end, output);
-    run.flush(output, true)?;
+    run.finish(why, &lines, diag, end);
+    run.flush(true)?;
     let outcome = run.norm.outcome();
     Ok(Summary { report: run.report, source, stopped, outcome, terminal_in_stream })
 }
@@ -210,8 +210,9 @@ fn read_failed<R: Read>(e: &io::Error, lines: &Lines<R>, diag: &mut dyn FnMut(Di
 }
 
 /// The state of one translation between lines.
-struct Run<'o> {
+struct Run<'o, W> {
     opts: &'o Options,
+    output: &'o mut W,
     decoder: Option<Box<dyn Decode>>,
     encoder: Box<dyn Encode>,
     norm: Normalizer,
@@ -242,11 +243,12 @@ struct DroppedSet {
 /// Most sets [`Run::dropped_fields`] holds; past them, straight into the report.
 const DROPPED_FIELDS_HELD: usize = 32;
 
-impl<'o> Run<'o> {
-    fn new(opts: &'o Options, source: Option<Dialect>, encoder: Box<dyn Encode>) -> Self {
+impl<'o, W: Write> Run<'o, W> {
+    fn new(opts: &'o Options, source: Option<Dialect>, encoder: Box<dyn Encode>, output: &'o mut W) -> Self {
         let whole_digest = encoder.needs_whole_digest();
         Run {
             opts,
+            output,
             decoder: source.map(Dialect::decoder),
             encoder,
             norm: Normalizer::new(source.unwrap_or(opts.to)),
@@ -266,7 +268,6 @@ impl<'o> Run<'o> {
         h: Held<'_>,
         lines: &Lines<R>,
         diag: &mut dyn FnMut(Diagnostic),
-        output: &mut dyn Write,
     ) -> Option<Stop> {
         self.report.lines += 1;
         let bad = |report: &mut Report, diag: &mut dyn FnMut(Diagnostic), message: String| {
@@ -331,7 +332,7 @@ impl<'o> Run<'o> {
         for message in self.decoded.warnings.drain(..) {
             diag(Diagnostic { line: n, message });
         }
-        let failed = &mut self.write_failed;
+        let (output, failed) = (&mut *self.output, &mut self.write_failed);
         let mut drain = |out: &mut Vec<u8>| drain(output, out, failed);
         let mut sink = Sink { out: &mut self.out, report: &mut self.report, drain: Some(&mut drain) };
         let mut fate: Option<Fate> = self.decoded.folded.then_some(Fate::Absorbed);
@@ -387,7 +388,6 @@ impl<'o> Run<'o> {
         lines: &Lines<R>,
         diag: &mut dyn FnMut(Diagnostic),
         end: EndHook<'_>,
-        output: &mut dyn Write,
     ) {
         if self.whole_digest || self.norm.context().input_digest.is_empty() {
             self.norm.set_input_digest(lines.digest());
@@ -397,7 +397,7 @@ impl<'o> Run<'o> {
                 self.report.dropped_fields_n(set.kind, key, set.count);
             }
         }
-        let failed = &mut self.write_failed;
+        let (output, failed) = (&mut *self.output, &mut self.write_failed);
         let mut drain = |out: &mut Vec<u8>| drain(output, out, failed);
         let mut sink = Sink { out: &mut self.out, report: &mut self.report, drain: Some(&mut drain) };
         if let (None, Some(decoder)) = (&why, self.decoder.as_mut()) {
@@ -429,15 +429,15 @@ impl<'o> Run<'o> {
     }
 
     /// Writes the output out when the next read may wait (`now`) or a block is full.
-    fn flush<W: Write>(&mut self, output: &mut W, now: bool) -> io::Result<()> {
+    fn flush(&mut self, now: bool) -> io::Result<()> {
         if let Some(e) = self.write_failed.take() {
             return Err(e);
         }
         if now || self.out.len() >= OUT_BLOCK {
-            output.write_all(&self.out)?;
+            self.output.write_all(&self.out)?;
             self.out.clear();
             if now {
-                output.flush()?;
+                self.output.flush()?;
             }
         }
         Ok(())
@@ -446,7 +446,7 @@ impl<'o> Run<'o> {
 
 /// Writes `out` to `output` and empties it, for [`Sink::spill`]; a failure is kept in `failed`
 /// (the first one) for the run's next flush to return, and what follows is dropped.
-fn drain(output: &mut dyn Write, out: &mut Vec<u8>, failed: &mut Option<io::Error>) {
+fn drain<W: Write>(output: &mut W, out: &mut Vec<u8>, failed: &mut Option<io::Error>) {
     if failed.is_none() {
         if let Err(e) = output.write_all(out) {
             *failed = Some(e);

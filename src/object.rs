@@ -412,6 +412,18 @@ impl<'a> Object<'a> {
         self.position(key).is_some()
     }
 
+    /// How long the line would be with its members written in the compact layout, keys as
+    /// they were read (`None` where a key had escapes or a value is not raw text): the line is
+    /// just that, with no space anywhere and no key twice, when it is exactly that long.
+    pub fn compact_len(&self) -> Option<usize> {
+        let mut len = 1 + self.members.len().max(1);
+        for (k, v) in &self.members {
+            let (Cow::Borrowed(k), Member::Raw(r, _)) = (k, v) else { return None };
+            len += k.len() + 3 + r.len();
+        }
+        Some(len)
+    }
+
     /// Its members in order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Member<'a>)> {
         self.members.iter().map(|(k, v)| (k.as_ref(), v))

@@ -252,7 +252,7 @@ impl<'o, W: Write> Run<'o, W> {
             decoder: source.map(Dialect::decoder),
             encoder,
             norm: Normalizer::new(source.unwrap_or(opts.to)),
-            decoded: Decoded::default(),
+            decoded: Decoded { verbatim_wanted: source == Some(opts.to) && verbatim_allowed(), ..Decoded::default() },
             out: Vec::with_capacity(OUT_BLOCK * 2),
             report: Report::default(),
             whole_digest,
@@ -277,7 +277,7 @@ impl<'o, W: Write> Run<'o, W> {
             d
         };
         let mended: String;
-        let m = match h {
+        let (m, line) = match h {
             Held::Blank => {
                 self.report.blank += 1;
                 return None;
@@ -286,7 +286,7 @@ impl<'o, W: Write> Run<'o, W> {
                 let d = bad(&mut self.report, diag, message);
                 return self.opts.strict.then_some(Stop::Strict(d));
             }
-            Held::Object(m) => m,
+            Held::Object(m, text) => (m, text),
             Held::Mended(text, at) => {
                 // A cut or corrupted character need not cost the whole line (jq mends it the
                 // same way): read with U+FFFD in its place, and said so.
@@ -299,7 +299,7 @@ impl<'o, W: Write> Run<'o, W> {
                     Ok(m) => {
                         self.report.mended += 1;
                         diag(Diagnostic { line: n, message: format!("{message}; read with U+FFFD in its place") });
-                        m
+                        (m, mended.as_str())
                     }
                     Err(why) => {
                         bad(&mut self.report, diag, format!("{message}, and {why}"));
@@ -314,6 +314,7 @@ impl<'o, W: Write> Run<'o, W> {
         };
         self.decoded.clear();
         crate::object::take_trouble();
+        self.decoded.line_len = line.len();
         if let Err(e) = decoder.decode(m, &mut self.decoded) {
             let d = bad(&mut self.report, diag, e.message);
             return if e.fatal { Some(Stop::Fatal(d)) } else { self.opts.strict.then_some(Stop::Strict(d)) };
@@ -334,7 +335,7 @@ impl<'o, W: Write> Run<'o, W> {
         }
         let (output, failed) = (&mut *self.output, &mut self.write_failed);
         let mut drain = |out: &mut Vec<u8>| drain(output, out, failed);
-        let mut sink = Sink { out: &mut self.out, report: &mut self.report, drain: Some(&mut drain) };
+        let mut sink = Sink { out: &mut self.out, report: &mut self.report, drain: Some(&mut drain), line };
         let mut fate: Option<Fate> = self.decoded.folded.then_some(Fate::Absorbed);
         let first = sink.report.translated + sink.report.passed_through + sink.report.dropped == 0;
         for rec in self.decoded.records.drain(..) {
@@ -399,7 +400,7 @@ impl<'o, W: Write> Run<'o, W> {
         }
         let (output, failed) = (&mut *self.output, &mut self.write_failed);
         let mut drain = |out: &mut Vec<u8>| drain(output, out, failed);
-        let mut sink = Sink { out: &mut self.out, report: &mut self.report, drain: Some(&mut drain) };
+        let mut sink = Sink { out: &mut self.out, report: &mut self.report, drain: Some(&mut drain), line: "" };
         if let (None, Some(decoder)) = (&why, self.decoder.as_mut()) {
             self.decoded.clear();
             decoder.finish(&mut self.decoded);
@@ -444,6 +445,22 @@ impl<'o, W: Write> Run<'o, W> {
     }
 }
 
+/// Whether a decoder may mark records to be written back as read; tests turn it off to compare.
+#[cfg(not(test))]
+fn verbatim_allowed() -> bool {
+    true
+}
+
+#[cfg(test)]
+thread_local! {
+    pub(crate) static VERBATIM: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+}
+
+#[cfg(test)]
+fn verbatim_allowed() -> bool {
+    VERBATIM.get()
+}
+
 /// Writes `out` to `output` and empties it, for [`Sink::spill`]; a failure is kept in `failed`
 /// (the first one) for the run's next flush to return, and what follows is dropped.
 fn drain<W: Write>(output: &mut W, out: &mut Vec<u8>, failed: &mut Option<io::Error>) {
@@ -484,7 +501,8 @@ impl Framed {
 /// A framed line, parsed as far as framing and JSON go.
 enum Held<'a> {
     Blank,
-    Object(Object<'a>),
+    /// The line's members, and its text.
+    Object(Object<'a>, &'a str),
     /// A line that was not valid UTF-8, its bad bytes replaced by U+FFFD; where the first was.
     Mended(String, usize),
     Bad(String),
@@ -503,7 +521,7 @@ impl<'a> Held<'a> {
     }
 
     fn parse(text: &'a str) -> Self {
-        parse_object(text).map_or_else(Held::Bad, Held::Object)
+        parse_object(text).map_or_else(Held::Bad, |m| Held::Object(m, text))
     }
 }
 
@@ -614,6 +632,8 @@ pub fn validate<R: Read>(
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
     use crate::dialect::SPILL_BLOCK;
 
@@ -688,5 +708,151 @@ mod tests {
             &mut |_| {}
         )
         .is_ok());
+    }
+
+    /// A value as loom writes it (most of the time), or one of the ways a line may hold it
+    /// otherwise.
+    fn either(usual: &[&'static str], odd: &[&'static str]) -> impl Strategy<Value = &'static str> {
+        (prop::bool::weighted(0.75), prop::sample::select(usual.to_vec()), prop::sample::select(odd.to_vec()))
+            .prop_map(|(usual, a, b)| if usual { a } else { b })
+    }
+
+    /// A loom line of a kind loom writes most (`Turn`, `ToolCall`, `Usage`), each member's
+    /// value as loom writes it or not (a count as a string, negative, fractional or too large;
+    /// escapes loom would not write; a nested object out of key order; a null), a field now
+    /// and then absent, the keys in order or not, compact or spaced, a key twice.
+    fn loom_line() -> impl Strategy<Value = String> {
+        let string = || {
+            either(
+                &["\"ToolCalls\"", "\"Classification\"", "\"a\\\"b\"", "\"<&>\"", "\"\"", "\"é\""],
+                &["\"\\u00e9\"", "\"\\u003c\"", "\"\\/\"", "5", "null", "true"],
+            )
+        };
+        let count = || either(&["3", "0", "120"], &["\"3\"", "-1", "3.5", "1e3", "null", "18446744073709551615"]);
+        let field = |v: BoxedStrategy<&'static str>, p: f64| prop::option::weighted(p, v);
+        let extra =
+            either(&["\"x\"", "null", "true", "7", "[]"], &["{\"b\":1,\"a\":2}", "[1, 2]", "1.5", "\"\\u003c\""]);
+        (
+            prop::sample::select(vec!["Turn", "ToolCall", "Usage"]),
+            either(&["1"], &["\"1\""]),
+            prop::collection::vec(field(string().boxed(), 0.95), 4),
+            prop::collection::vec(field(count().boxed(), 0.95), 6),
+            field(either(&["true", "false"], &["\"true\"", "null", "1"]).boxed(), 0.95),
+            prop::collection::vec((prop::sample::select(vec!["zeta", "alpha", "kind2", "p"]), extra), 0..3),
+            (prop::bool::weighted(0.25), prop::bool::weighted(0.25), prop::bool::weighted(0.1)),
+        )
+            .prop_map(|(kind, version, strings, counts, final_usage, extras, (shuffle, spaced, twice))| {
+                let mut members: Vec<(&str, &str)> = Vec::new();
+                let mut put = |key: &'static str, v: Option<&'static str>| {
+                    if let Some(v) = v {
+                        if !members.iter().any(|(k, _)| *k == key) {
+                            members.push((key, v));
+                        }
+                    }
+                };
+                put(
+                    "kind",
+                    Some(match kind {
+                        "Turn" => "\"Turn\"",
+                        "ToolCall" => "\"ToolCall\"",
+                        _ => "\"Usage\"",
+                    }),
+                );
+                put("schema_version", Some(version));
+                put("turn", counts[0]);
+                match kind {
+                    "Turn" => {
+                        put("phase", strings[0]);
+                        put("model", strings[1]);
+                        put("turn_stop", strings[2]);
+                    }
+                    "ToolCall" => {
+                        put("arguments", strings[0].map(|s| if s == "\"\"" { "\"{\\\"a\\\":1}\"" } else { s }));
+                        put("call_id", strings[1]);
+                        put("name", strings[2]);
+                    }
+                    _ => {
+                        put("model", strings[3]);
+                        put("final_usage", final_usage);
+                        let keys = [
+                            "input_tokens",
+                            "output_tokens",
+                            "cached_input_tokens",
+                            "cache_creation_input_tokens",
+                            "reasoning_output_tokens",
+                        ];
+                        for (key, n) in keys.into_iter().zip(&counts[1..]) {
+                            put(key, *n);
+                        }
+                    }
+                }
+                for (k, v) in extras {
+                    put(k, Some(v));
+                }
+                if shuffle {
+                    members.reverse();
+                } else {
+                    members.sort();
+                }
+                if twice {
+                    members.push(members[0]);
+                }
+                let (comma, colon) = if spaced { (", ", ": ") } else { (",", ":") };
+                let body: Vec<String> = members.iter().map(|(k, v)| format!("\"{k}\"{colon}{v}")).collect();
+                format!("{{{}}}", body.join(comma))
+            })
+    }
+
+    /// Translated loom to loom, with the copy of lines the decoder vouches for or without.
+    fn loom_to_loom(input: &str, verbatim: bool) -> (String, Vec<Diagnostic>) {
+        VERBATIM.set(verbatim);
+        let (out, _, diags) = translate_bytes(input.as_bytes(), &Options::new(Some(Dialect::Loom), Dialect::Loom));
+        VERBATIM.set(true);
+        (String::from_utf8(out).unwrap(), diags)
+    }
+
+    proptest! {
+        // Many cases: a line is copied only when every one of its members is as loom writes
+        // it, and the lines that are nearly so are the ones that tell.
+        #![proptest_config(ProptestConfig::with_cases(2048))]
+
+        /// A loom line copied to the output as it was read is the line the encoder would have
+        /// written for it, for any line: the copy is only an economy.
+        #[test]
+        fn a_loom_line_copied_as_read_is_the_line_the_encoder_writes(lines in prop::collection::vec(loom_line(), 1..5)) {
+            let input = lines.join("\n") + "\n";
+            let (copied, copied_diags) = loom_to_loom(&input, true);
+            let (written, written_diags) = loom_to_loom(&input, false);
+            prop_assert_eq!(copied, written, "{}", input);
+            prop_assert_eq!(copied_diags, written_diags);
+        }
+    }
+
+    #[test]
+    fn loom_lines_as_loom_writes_them_are_copied_and_others_are_not() {
+        let decode = |line: &str| {
+            let m = Object::parse(line).unwrap().unwrap();
+            let mut out = Decoded { verbatim_wanted: true, line_len: line.len(), ..Decoded::default() };
+            Dialect::Loom.decoder().decode(m, &mut out).unwrap();
+            out.records.iter().map(|r| r.verbatim).collect::<Vec<_>>()
+        };
+        let line = r#"{"arguments":"{\"action\":\"tests.run\"}","call_id":"1-call-1","kind":"ToolCall","name":"select_action","schema_version":1,"turn":2}"#;
+        assert_eq!(decode(line), [true]);
+        for other in [
+            line.replace(":2}", ": 2}"),
+            line.replace("\"turn\":2", "\"turn\":\"2\""),
+            line.replace("select_action", "select\\u005faction"),
+            line.replace("{\"arguments", "{\"zz\":1,\"arguments"),
+            line.replace("\"schema_version\"", "\"s\":{\"a\":1},\"schema_version\""),
+        ] {
+            assert_eq!(decode(&other), [false], "{other}");
+        }
+        let usage = r#"{"cached_input_tokens":0,"final_usage":true,"input_tokens":120,"kind":"Usage","model":"recorded","output_tokens":7,"schema_version":1,"turn":1}"#;
+        assert_eq!(decode(usage), [true]);
+        assert_eq!(decode(&usage.replace("\"final_usage\":true", "\"final_usage\":\"true\"")), [false]);
+        assert_eq!(decode(&usage.replace("\"input_tokens\":120", "\"input_tokens\":-120")), [false]);
+        let turn = r#"{"kind":"Turn","model":"recorded","phase":"Classification","schema_version":1,"turn":1,"turn_stop":"ToolCalls"}"#;
+        assert_eq!(decode(turn), [true]);
+        assert_eq!(decode(&turn.replace("\"schema_version\":1", "\"schema_version\":\"1\"")), [false]);
     }
 }

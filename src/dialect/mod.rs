@@ -112,15 +112,18 @@ pub struct Record {
     pub event: Event,
     pub origin: Dialect,
     pub extra: Extra,
+    /// The line it was read from is the line its dialect's encoder writes for it, byte for
+    /// byte (see [`Decoded::verbatim_wanted`]): that encoder may copy the line instead.
+    pub verbatim: bool,
 }
 
 impl Record {
     pub fn new(origin: Dialect, event: Event) -> Self {
-        Record { event, origin, extra: Extra::new() }
+        Record { event, origin, extra: Extra::new(), verbatim: false }
     }
 
     pub fn with_extra(origin: Dialect, event: Event, extra: Extra) -> Self {
-        Record { event, origin, extra }
+        Record { event, origin, extra, verbatim: false }
     }
 }
 
@@ -151,6 +154,11 @@ pub struct Decoded {
     /// The line only repeats what an earlier line said (wuu's `command_*` twin of a `tool_*`
     /// event): it has no records of its own, and nothing of it is lost.
     pub folded: bool,
+    /// The target is the source's dialect, so a decoder may mark a record [`Record::verbatim`]
+    /// (set for the run, kept across lines).
+    pub verbatim_wanted: bool,
+    /// The length of the line being decoded (for [`Object::compact_len`]).
+    pub line_len: usize,
 }
 
 impl Decoded {
@@ -203,6 +211,9 @@ pub struct Sink<'a> {
     /// Writes the buffer out and empties it: the pipeline's output, for a line that grows
     /// with the run (see [`Sink::spill`]). Without one the buffer keeps it all.
     pub drain: Option<&'a mut Drain<'a>>,
+    /// The input line the records given now were read from; empty where there is none (the
+    /// records made at the end of the run). What a [`Record::verbatim`] record is written as.
+    pub line: &'a str,
 }
 
 /// What a [`Sink`] writes its buffer out with.
@@ -214,7 +225,7 @@ pub const SPILL_BLOCK: usize = 64 * 1024;
 impl<'a> Sink<'a> {
     /// A sink that keeps all it is given in `out`.
     pub fn new(out: &'a mut Vec<u8>, report: &'a mut Report) -> Self {
-        Sink { out, report, drain: None }
+        Sink { out, report, drain: None, line: "" }
     }
 
     /// Writes out what the buffer holds, once that is a block or more, where the sink has a

@@ -93,7 +93,7 @@ impl Decode for Decoder {
             Some(event) => event,
             None => by_derive(&kind, m, kept)?,
         };
-        out.push(Record { event, origin, extra });
+        out.push(Record::with_extra(origin, event, extra));
         Ok(())
     }
 }

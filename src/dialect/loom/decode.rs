@@ -5,7 +5,8 @@ use crate::dialect::{
     check_record, kind_of, not_a_count, take_count_noted, Decode, Decoded, Dialect, LineError, Record,
 };
 use crate::event::{Arguments, Basis, Event, Outcome, Scope, Summary, SummaryCall, Terminal, Tokens, ToolCall, Usage};
-use crate::object::{Member, Object};
+use crate::json::{raw_in_layout, Layout};
+use crate::object::{plain_u64, Member, Object};
 
 #[derive(Default)]
 pub struct Decoder;
@@ -95,6 +96,59 @@ fn summary(m: &mut Object<'_>, out: &mut Decoded) -> Summary {
     }
 }
 
+/// Whether loom's encoder writes a `Turn`, `ToolCall` or `Usage` line back byte for byte as
+/// it was read (the line being compact, [`Object::compact_len`]): its keys in order, each field of
+/// the kind of the JSON type the encoder writes it as, written as the sorted layout writes it
+/// (a count as plain digits, a string with nothing to escape otherwise), the fields the encoder
+/// always writes there, and every other member one the contract keeps, written as read. Most
+/// loom lines read for loom are; the encoder then copies the line instead of writing it again.
+/// Any doubt is a no: the line is then written as any other.
+fn written_as_read(m: &Object<'_>, kind: &str) -> bool {
+    let may = Dialect::Loom.contract().fields_of(kind);
+    let string = |v: &Member<'_>| matches!(v, Member::Raw(r, as_is) if r.starts_with('"') && as_is.in_layout(Layout::Sorted) == Some(true));
+    let count = |v: &Member<'_>| matches!(v, Member::Raw(r, _) if plain_u64(r));
+    // The fields the encoder writes whether or not the line has them.
+    let mut always = match kind {
+        "ToolCall" => 3,
+        "Usage" => 1,
+        _ => 0,
+    };
+    let mut before = "";
+    for (k, v) in m.iter() {
+        if k <= before {
+            return false;
+        }
+        before = k;
+        let fits = match (kind, k) {
+            (_, "kind") => string(v),
+            (_, "schema_version") => matches!(v, Member::Raw("1", _)),
+            ("Turn", "turn") | ("Usage", "turn") => count(v),
+            ("Turn", "turn_stop") | ("Usage", "model") => string(v),
+            ("ToolCall", "arguments" | "call_id" | "name") => {
+                always -= 1;
+                string(v)
+            }
+            ("Usage", "final_usage") => {
+                always -= 1;
+                matches!(v, Member::Raw("true" | "false", _))
+            }
+            (
+                "Usage",
+                "input_tokens"
+                | "output_tokens"
+                | "cached_input_tokens"
+                | "cache_creation_input_tokens"
+                | "reasoning_output_tokens",
+            ) => count(v),
+            _ => matches!(v, Member::Raw(r, as_is) if raw_in_layout(r, *as_is, Layout::Sorted)) && may.accepts(k, v),
+        };
+        if !fits {
+            return false;
+        }
+    }
+    always == 0
+}
+
 impl Decode for Decoder {
     fn decode(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
         match m.get("schema_version") {
@@ -122,6 +176,12 @@ impl Decode for Decoder {
         // of the wrong type is left out rather than the record lost.
         check_record(Dialect::Loom.contract(), &kind, &mut m, out)?;
         let hot = matches!(kind.as_ref(), "Turn" | "ToolCall" | "Usage");
+        // Checked before the members are taken, and only where the line was read as it stands.
+        let verbatim = hot
+            && out.verbatim_wanted
+            && out.warnings.is_empty()
+            && m.compact_len() == Some(out.line_len)
+            && written_as_read(&m, &kind);
         if !hot {
             m.take_each(|k, _| matches!(k, "kind" | "schema_version"));
         }
@@ -246,7 +306,7 @@ impl Decode for Decoder {
                 out,
             );
         }
-        out.push(Record::with_extra(Dialect::Loom, event, m.into_extra()));
+        out.push(Record { event, origin: Dialect::Loom, extra: m.into_extra(), verbatim });
         Ok(())
     }
 }

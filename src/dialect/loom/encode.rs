@@ -446,6 +446,12 @@ impl Encode for Encoder {
 
     fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
         let own = rec.origin == Dialect::Loom;
+        if own && rec.verbatim && !sink.line.is_empty() {
+            // The line as read is the line this encoder writes for it (the decoder checked).
+            sink.out.extend_from_slice(sink.line.as_bytes());
+            sink.out.push(b'\n');
+            return Fate::Written;
+        }
         let extra = own.then_some(&rec.extra);
         match &rec.event {
             Event::SessionSummary(s) => {

@@ -17,6 +17,10 @@ impl Decoder {
     }
 }
 
+/// [`SCHEMA_VERSION`] as loom writes it.
+const VERSION_TEXT: &str = "1";
+const _: () = assert!(SCHEMA_VERSION == 1, "VERSION_TEXT is the schema version's digits");
+
 /// Puts what a member gave into `slot` where it was taken (see [`crate::object::Member::str_taken`]):
 /// whether it was.
 fn put<T>(taken: Option<Option<T>>, slot: &mut Option<T>) -> bool {
@@ -121,7 +125,7 @@ fn written_as_read(m: &Object<'_>, kind: &str) -> bool {
         before = k;
         let fits = match (kind, k) {
             (_, "kind") => string(v),
-            (_, "schema_version") => matches!(v, Member::Raw("1", _)),
+            (_, "schema_version") => matches!(v, Member::Raw(VERSION_TEXT, _)),
             ("Turn", "turn") | ("Usage", "turn") => count(v),
             ("Turn", "turn_stop") | ("Usage", "model") => string(v),
             ("ToolCall", "arguments" | "call_id" | "name") => {
@@ -152,6 +156,9 @@ fn written_as_read(m: &Object<'_>, kind: &str) -> bool {
 impl Decode for Decoder {
     fn decode(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
         match m.get("schema_version") {
+            // As loom writes it (nearly every line: see VERSION_TEXT), then any way of writing
+            // the number.
+            Some(Member::Raw(VERSION_TEXT, _)) => {}
             Some(v) if v.as_u64() == Some(SCHEMA_VERSION) => {}
             // The version written as a string of its digits is that version, as a count is
             // (DESIGN.md); said, as a count read from a string is.

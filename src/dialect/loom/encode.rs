@@ -46,7 +46,7 @@ impl Default for Encoder {
 }
 
 /// A run's tool calls in order, held compactly for the Session line: the ids end to end in one
-/// string, each call 16 bytes beside its id, found by id through a table of positions, names
+/// string, each call 12 bytes beside its id, found by id through a table of positions, names
 /// interned. A run may make a great many calls, of few tools, and the list is held to the end:
 /// a map of owned ids held about twice what this does.
 #[derive(Default)]
@@ -112,8 +112,8 @@ impl Calls {
     }
 
     /// The call with this id: found, or added at the end (named `name`); `None` only past four
-    /// billion calls or 4 GiB of ids, which the table cannot count (a run some forty times
-    /// the size of a 1 GB stream's 370 thousand calls).
+    /// billion calls or 4 GiB of ids, which the table cannot count (far past any run: a 1 GB
+    /// stream made 374 thousand calls, 4 MB of ids).
     fn entry(&mut self, id: &str, name: u32) -> Option<&mut Mark> {
         if (self.list.len() + 1) * 4 > self.table.len() * 3 {
             self.grow();

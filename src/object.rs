@@ -268,30 +268,46 @@ pub(crate) fn unescape(inner: &str) -> Option<String> {
     Some(out)
 }
 
-/// Strings up to this long are unescaped a byte at a time: a call's arguments written as JSON
-/// text inside a string have an escaped quote every few bytes, where finding each backslash
-/// with memchr and copying each run between them costs more than the bytes themselves.
+/// Strings up to this long are unescaped by [`unescape_short`]: a call's arguments written as
+/// JSON text inside a string have an escaped quote every few bytes, where finding each
+/// backslash with memchr and copying each run between them with a call costs more than the
+/// bytes themselves.
 const SHORT_UNESCAPE: usize = 256;
 
-/// [`unescape`] for a short string.
+/// [`unescape`] for a short string: the next backslash found sixteen bytes at a time, and the
+/// run before it copied as sixteen fixed bytes (the buffer cut back after), not with a call.
 fn unescape_short(bytes: &[u8]) -> Option<String> {
-    let mut out = Vec::with_capacity(bytes.len());
+    let mut out = Vec::with_capacity(bytes.len() + 16);
     let mut i = 0;
-    while let Some(&b) = bytes.get(i) {
-        if b != b'\\' {
-            out.push(b);
-            i += 1;
-            continue;
+    while i < bytes.len() {
+        let next = if i + 16 <= bytes.len() {
+            let backslashes = crate::json::char_masks(bytes, i).0;
+            let len = out.len();
+            out.extend_from_slice(&bytes[i..i + 16]);
+            if backslashes == 0 {
+                i += 16;
+                continue;
+            }
+            let run = backslashes.trailing_zeros() as usize;
+            out.truncate(len + run);
+            i + run
+        } else {
+            let run = bytes[i..].iter().position(|&b| b == b'\\').unwrap_or(bytes.len() - i);
+            out.extend_from_slice(&bytes[i..i + run]);
+            i + run
+        };
+        if next == bytes.len() {
+            break;
         }
-        let (c, len) = match bytes.get(i + 1) {
+        let (c, len) = match bytes.get(next + 1) {
             Some(b'"') => ('"', 2),
             Some(b'\\') => ('\\', 2),
             Some(b'n') => ('\n', 2),
-            _ => unescape_one(bytes, i)?,
+            _ => unescape_one(bytes, next)?,
         };
         let mut utf8 = [0u8; 4];
         out.extend_from_slice(c.encode_utf8(&mut utf8).as_bytes());
-        i += len;
+        i = next + len;
     }
     // The runs were whole UTF-8 (a backslash is ASCII), and so are the characters.
     String::from_utf8(out).ok()

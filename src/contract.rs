@@ -228,7 +228,7 @@ impl Contract {
         let mut problems = Vec::new();
         let Some(spec) = self.kinds.get(kind) else { return problems };
         for (name, field) in &spec.fields {
-            match obj.get(name) {
+            match obj.get_field(name) {
                 None if field.required => problems.push(format!("{kind}: missing required field \"{name}\"")),
                 None => {}
                 Some(m) => member_problems(kind, name, field, m, &mut problems),

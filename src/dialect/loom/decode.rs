@@ -17,6 +17,16 @@ impl Decoder {
     }
 }
 
+/// The counts of the kinds most loom lines are (`Turn`'s and `Usage`'s).
+const COUNTS: [&str; 6] = [
+    "turn",
+    "input_tokens",
+    "output_tokens",
+    "cached_input_tokens",
+    "cache_creation_input_tokens",
+    "reasoning_output_tokens",
+];
+
 /// [`SCHEMA_VERSION`] as loom writes it.
 const VERSION_TEXT: &str = "1";
 const _: () = assert!(SCHEMA_VERSION == 1, "VERSION_TEXT is the schema version's digits");
@@ -126,7 +136,7 @@ fn written_as_read(m: &Object<'_>, kind: &str) -> bool {
         let fits = match (kind, k) {
             (_, "kind") => string(v),
             (_, "schema_version") => matches!(v, Member::Raw(VERSION_TEXT, _)),
-            ("Turn", "turn") | ("Usage", "turn") => count(v),
+            ("Turn", "turn") => count(v),
             ("Turn", "turn_stop") | ("Usage", "model") => string(v),
             ("ToolCall", "arguments" | "call_id" | "name") => {
                 always -= 1;
@@ -136,14 +146,7 @@ fn written_as_read(m: &Object<'_>, kind: &str) -> bool {
                 always -= 1;
                 matches!(v, Member::Raw("true" | "false", _))
             }
-            (
-                "Usage",
-                "input_tokens"
-                | "output_tokens"
-                | "cached_input_tokens"
-                | "cache_creation_input_tokens"
-                | "reasoning_output_tokens",
-            ) => count(v),
+            ("Usage", k) if COUNTS.contains(&k) => count(v),
             _ => matches!(v, Member::Raw(r, as_is) if raw_in_layout(r, *as_is, Layout::Sorted)) && may.accepts(k, v),
         };
         if !fits {
@@ -299,19 +302,7 @@ impl Decode for Decoder {
             }
         };
         if no_counts {
-            say_no_counts(
-                &m,
-                &kind,
-                &[
-                    "turn",
-                    "input_tokens",
-                    "output_tokens",
-                    "cached_input_tokens",
-                    "cache_creation_input_tokens",
-                    "reasoning_output_tokens",
-                ],
-                out,
-            );
+            say_no_counts(&m, &kind, &COUNTS, out);
         }
         out.push(Record { event, origin: Dialect::Loom, extra: m.into_extra(), verbatim });
         Ok(())

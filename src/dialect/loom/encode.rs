@@ -1,3 +1,5 @@
+use std::hash::Hasher;
+
 use indexmap::IndexSet;
 use serde_json::{Map, Value};
 
@@ -78,9 +80,11 @@ struct CallRef<'a> {
 }
 
 /// Where a call's id is looked for first in [`Calls::table`] of `len` slots (a power of two):
-/// FNV-1a, which is enough for ids an agent made.
+/// the contracts' FNV-1a, which is enough for ids an agent made.
 fn slot_of(id: &str, len: usize) -> usize {
-    let hash = id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+    let mut fnv = crate::contract::Fnv::default();
+    fnv.write(id.as_bytes());
+    let hash = fnv.finish();
     // The high bits mix best; the table is never larger than a usize can count.
     (hash >> 32 ^ hash) as usize & (len - 1)
 }

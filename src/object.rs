@@ -407,17 +407,35 @@ impl<'a> Object<'a> {
             }
             return Ok(Object::from(map));
         }
-        // Most lines repeat no key, and most keys differ in length, first or last byte: two
-        // keys are compared only where those agree.
+        // Most lines repeat no key, and most keys differ in length, first or last byte: each
+        // key is put in a table by those (open addressing, at most half full), and two keys are
+        // compared only where they agree; a line is walked once, not pairwise.
         let mut marks = [0u32; SMALL];
-        for ((k, _), mark) in members.iter().zip(marks.iter_mut()) {
+        let mut slots = [0u8; 2 * SMALL];
+        let mut repeated = false;
+        'keys: for (i, (k, _)) in members.iter().enumerate() {
             let b = k.as_bytes();
             let (first, last) = (b.first().copied().unwrap_or(0), b.last().copied().unwrap_or(0));
-            *mark = u32::from(first) << 8 | u32::from(last) | (b.len() as u32) << 16;
+            let mark = u32::from(first) << 8 | u32::from(last) | (b.len() as u32) << 16;
+            marks[i] = mark;
+            let mut slot = (mark.wrapping_mul(0x9E37_79B9) >> 26) as usize;
+            loop {
+                match slots[slot] {
+                    0 => {
+                        slots[slot] = i as u8 + 1;
+                        break;
+                    }
+                    j => {
+                        let j = usize::from(j - 1);
+                        if marks[j] == mark && members[j].0 == *k {
+                            repeated = true;
+                            break 'keys;
+                        }
+                        slot = (slot + 1) % slots.len();
+                    }
+                }
+            }
         }
-        let marks = &marks[..members.len()];
-        let repeated = (1..marks.len())
-            .any(|i| marks[..i].iter().enumerate().any(|(j, m)| *m == marks[i] && members[j].0 == members[i].0));
         if !repeated {
             return Ok(Object { members });
         }
@@ -751,13 +769,24 @@ mod tests {
         Object::parse(text).unwrap().unwrap()
     }
 
+    /// The members as the object holds them, in order, each as a Value: a key held twice
+    /// shows twice (`into_fields` would fold it through a map and hide that).
+    fn held(o: &Object<'_>) -> Vec<(String, Value)> {
+        o.iter().map(|(k, v)| (k.to_owned(), v.to_value())).collect()
+    }
+
+    fn entries(map: &Map<String, Value>) -> Vec<(String, Value)> {
+        map.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+    }
+
     #[test]
     fn members_keep_their_order_and_a_repeated_key_its_first_place_and_last_value() {
         let text = r#"{"b":1,"a":{"x":[1,2]},"b":"two","c":null}"#;
         let o = obj(text);
         let via_map: Map<String, Value> = serde_json::from_str(text).unwrap();
-        assert_eq!(o.into_fields(), via_map);
-        assert_eq!(obj(text).into_fields().keys().collect::<Vec<_>>(), ["b", "a", "c"]);
+        assert_eq!(held(&o), entries(&via_map));
+        assert_eq!(held(&o).iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["b", "a", "c"]);
+        assert_eq!(o.get_value("b"), Some(json!("two")));
     }
 
     #[test]
@@ -768,7 +797,7 @@ mod tests {
         }
         text.push_str("\"last\":true}");
         let via_map: Map<String, Value> = serde_json::from_str(&text).unwrap();
-        assert_eq!(obj(&text).into_fields(), via_map);
+        assert_eq!(held(&obj(&text)), entries(&via_map));
     }
 
     #[test]
@@ -823,13 +852,14 @@ mod tests {
             }
         }
 
+        // Keys of three or four bytes over two letters share their length, first and last byte
+        // without being the same key ("aab", "abb"): what the repeat check compares them by.
         #[test]
-        fn repeated_keys_settle_as_serde_json_settles_them(keys in prop::collection::vec("[ab]{0,2}|[a-z]{1,9}", 0..12)) {
+        fn repeated_keys_settle_as_serde_json_settles_them(keys in prop::collection::vec("[ab]{0,2}|a[ab]{1,2}b|[a-z]{1,9}", 0..40)) {
             let members: Vec<String> = keys.iter().enumerate().map(|(i, k)| format!("\"{k}\":{i}")).collect();
             let text = format!("{{{}}}", members.join(","));
             let via_map: Map<String, Value> = serde_json::from_str(&text).unwrap();
-            let ours = obj(&text).into_fields();
-            prop_assert_eq!(ours.iter().collect::<Vec<_>>(), via_map.iter().collect::<Vec<_>>());
+            prop_assert_eq!(held(&obj(&text)), entries(&via_map));
         }
 
         #[test]

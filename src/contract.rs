@@ -8,6 +8,7 @@
 
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::OnceLock;
 
 use indexmap::IndexMap;
@@ -53,6 +54,36 @@ pub struct Field {
     pub fields: Option<Table<Field>>,
     #[serde(default)]
     pub doc: Option<String>,
+    /// Where among a line's members this field was found last: looked at first next time.
+    #[serde(skip)]
+    pub seen_at: Seen,
+}
+
+/// A position among a line's members, remembered across lines: a dialect writes the members of
+/// a kind in one order, so a field is nearly always where it was in the line before. Looking
+/// there first makes finding a field one comparison that succeeds, where a search through the
+/// members compared it with each before it and left the processor guessing where the search
+/// stops (the line's order differs from the contract's). Only a hint: any value is safe, and
+/// threads checking lines at once may overwrite each other's.
+#[derive(Debug, Default)]
+pub struct Seen(AtomicU8);
+
+impl Seen {
+    pub fn get(&self) -> usize {
+        usize::from(self.0.load(Ordering::Relaxed))
+    }
+
+    pub fn set(&self, at: usize) {
+        if let Ok(at) = u8::try_from(at) {
+            self.0.store(at, Ordering::Relaxed);
+        }
+    }
+}
+
+impl Clone for Seen {
+    fn clone(&self) -> Self {
+        Seen(AtomicU8::new(self.0.load(Ordering::Relaxed)))
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -228,7 +259,7 @@ impl Contract {
         let mut problems = Vec::new();
         let Some(spec) = self.kinds.get(kind) else { return problems };
         for (name, field) in &spec.fields {
-            match obj.get_field(name) {
+            match obj.get_field_seen(name, &field.seen_at) {
                 None if field.required => problems.push(format!("{kind}: missing required field \"{name}\"")),
                 None => {}
                 Some(m) => member_problems(kind, name, field, m, &mut problems),

@@ -494,6 +494,21 @@ impl<'a> Object<'a> {
         self.members.iter().find(|(k, _)| same_key(k.as_bytes(), key.as_bytes())).map(|(_, v)| v)
     }
 
+    /// [`Object::get_field`], looking first where `seen` says the key was found last, and
+    /// noting where it is found when that was elsewhere.
+    #[inline]
+    pub fn get_field_seen(&self, key: &str, seen: &crate::contract::Seen) -> Option<&Member<'a>> {
+        let at = seen.get();
+        if let Some((k, v)) = self.members.get(at) {
+            if same_key(k.as_bytes(), key.as_bytes()) {
+                return Some(v);
+            }
+        }
+        let at = self.members.iter().position(|(k, _)| same_key(k.as_bytes(), key.as_bytes()))?;
+        seen.set(at);
+        Some(&self.members[at].1)
+    }
+
     /// Member `key` if it is a string, borrowed from the line where it can be; the member
     /// stays.
     pub fn get_text(&self, key: &str) -> Option<Cow<'a, str>> {
@@ -787,6 +802,28 @@ mod tests {
         assert_eq!(held(&o), entries(&via_map));
         assert_eq!(held(&o).iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["b", "a", "c"]);
         assert_eq!(o.get_value("b"), Some(json!("two")));
+    }
+
+    #[test]
+    fn a_field_is_found_wherever_it_is_whatever_the_line_before_left_in_its_hint() {
+        let seen = crate::contract::Seen::default();
+        let lines =
+            [r#"{"a":1,"turn":2,"b":3}"#, r#"{"turn":4,"a":1}"#, r#"{"b":3}"#, r#"{"x":0,"y":0,"z":0,"turn":5}"#];
+        let mut found = Vec::new();
+        for line in lines {
+            let o = obj(line);
+            found.push(o.get_field_seen("turn", &seen).map(|m| m.to_value()));
+            // The hint names where "turn" was last found (kept while it is missing).
+            found.push(Some(json!(seen.get())));
+        }
+        let expect = [json!(2), json!(1), json!(4), json!(0), Value::Null, json!(0), json!(5), json!(3)];
+        let expect: Vec<Option<Value>> = expect.into_iter().map(|v| (!v.is_null()).then_some(v)).collect();
+        assert_eq!(found, expect);
+        // A hint past the end of a short line, or on a key of the same length, misleads nothing.
+        seen.set(9);
+        assert_eq!(obj(r#"{"turn":6}"#).get_field_seen("turn", &seen).map(|m| m.to_value()), Some(json!(6)));
+        seen.set(0);
+        assert_eq!(obj(r#"{"tune":1,"turn":7}"#).get_field_seen("turn", &seen).map(|m| m.to_value()), Some(json!(7)));
     }
 
     #[test]

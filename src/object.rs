@@ -411,14 +411,17 @@ impl<'a> Object<'a> {
         // key is put in a table by those (open addressing, at most half full), and two keys are
         // compared only where they agree; a line is walked once, not pairwise.
         let mut marks = [0u32; SMALL];
-        let mut slots = [0u8; 2 * SMALL];
+        const SLOTS: usize = 2 * SMALL;
+        const _: () = assert!(SLOTS.is_power_of_two() && SMALL < u8::MAX as usize);
+        let mut slots = [0u8; SLOTS];
         let mut repeated = false;
         'keys: for (i, (k, _)) in members.iter().enumerate() {
             let b = k.as_bytes();
             let (first, last) = (b.first().copied().unwrap_or(0), b.last().copied().unwrap_or(0));
             let mark = u32::from(first) << 8 | u32::from(last) | (b.len() as u32) << 16;
             marks[i] = mark;
-            let mut slot = (mark.wrapping_mul(0x9E37_79B9) >> 26) as usize;
+            // The hash's top bits: as many as index the table (a power of two).
+            let mut slot = (mark.wrapping_mul(0x9E37_79B9) >> (32 - SLOTS.trailing_zeros())) as usize;
             loop {
                 match slots[slot] {
                     0 => {

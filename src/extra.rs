@@ -24,11 +24,33 @@ pub struct Extra {
     json: String,
     /// A hash of the keys in order (see [`Extra::shape`]).
     shape: u64,
+    /// Only the shape is kept, not the members (see [`Extra::named`]).
+    named: bool,
 }
 
 impl Extra {
     pub fn new() -> Self {
         Extra::default()
+    }
+
+    /// Members kept as their shape alone, for a target that drops them and only names them
+    /// in the report, whose reader holds the keys of that shape already: a decoder gives these
+    /// where [`crate::dialect::Decoded::named_shapes`] lists the shape. Not empty; its keys,
+    /// members and text are not kept (asking for the members is a bug, caught in tests).
+    pub(crate) fn named(shape: u64) -> Extra {
+        Extra { json: String::new(), shape, named: true }
+    }
+
+    /// Whether only the shape is kept ([`Extra::named`]).
+    pub fn is_named(&self) -> bool {
+        self.named
+    }
+
+    /// The shape members with these keys, in this order, have.
+    pub(crate) fn shape_of<'k>(keys: impl Iterator<Item = &'k str>) -> u64 {
+        let mut shape = Shape::default();
+        keys.for_each(|k| shape.key(k));
+        shape.0.finish()
     }
 
     /// The members of a line, in order, keys distinct.
@@ -75,13 +97,13 @@ impl Extra {
             }
         }
         json.push('}');
-        Extra { json, shape: shape.0.finish() }
+        Extra { json, shape: shape.0.finish(), named: false }
     }
 
     /// Members given as the JSON text of a non-empty object that is serde_json's compact form
     /// of itself ([`crate::scan::compact_json`]).
     pub(crate) fn from_json(json: &str) -> Extra {
-        let mut extra = Extra { json: json.to_string(), shape: 0 };
+        let mut extra = Extra { json: json.to_string(), shape: 0, named: false };
         extra.shape = Shape::of(extra.keys());
         extra
     }
@@ -94,11 +116,12 @@ impl Extra {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.json.is_empty()
+        self.json.is_empty() && !self.named
     }
 
     /// The members as the JSON text of an object, as serde_json writes it compact.
     pub fn json(&self) -> &str {
+        debug_assert!(!self.named, "the members of an Extra kept as its shape were asked for");
         if self.json.is_empty() {
             "{}"
         } else {
@@ -108,6 +131,7 @@ impl Extra {
 
     /// The members in order, each as its text.
     pub(crate) fn members(&self) -> Vec<(Cow<'_, str>, Member<'_>)> {
+        debug_assert!(!self.named, "the members of an Extra kept as its shape were asked for");
         if self.json.is_empty() {
             return Vec::new();
         }
@@ -121,6 +145,7 @@ impl Extra {
 
     /// The members' keys, in order.
     pub fn keys(&self) -> impl Iterator<Item = Cow<'_, str>> {
+        debug_assert!(!self.named, "the keys of an Extra kept as its shape were asked for");
         Keys { json: &self.json, at: 0 }
     }
 

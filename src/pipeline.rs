@@ -252,7 +252,17 @@ impl<'o, W: Write> Run<'o, W> {
             decoder: source.map(Dialect::decoder),
             encoder,
             norm: Normalizer::new(source.unwrap_or(opts.to)),
-            decoded: Decoded { verbatim_wanted: source == Some(opts.to) && verbatim_allowed(), ..Decoded::default() },
+            decoded: Decoded {
+                verbatim_wanted: source == Some(opts.to) && verbatim_allowed(),
+                // A record's extra members are only named in the report when its dialect is not
+                // the target's and the target is not canonical (canonical records carry their
+                // own origin, so a canonical source is never named).
+                named_shapes: (opts.to != Dialect::Canonical
+                    && source.is_some_and(|s| s != opts.to && s != Dialect::Canonical)
+                    && named_allowed())
+                .then(Vec::new),
+                ..Decoded::default()
+            },
             out: Vec::with_capacity(OUT_BLOCK * 2),
             report: Report::default(),
             whole_digest,
@@ -348,11 +358,26 @@ impl<'o, W: Write> Run<'o, W> {
                 let room = self.dropped_fields.len() < DROPPED_FIELDS_HELD;
                 match self.dropped_fields.iter_mut().find(|d| d.shape == shape && d.kind == kind) {
                     Some(set) => set.count += 1,
-                    None if room => {
-                        let keys = rec.extra.keys().map(Cow::into_owned).collect();
-                        self.dropped_fields.push(DroppedSet { kind, shape, keys, count: 1 });
+                    None => {
+                        // Kept as its shape alone, the record's keys are those of a set held
+                        // for another kind (the decoder was told of shapes held, no other).
+                        let keys: Vec<String> = if rec.extra.is_named() {
+                            let held = self.dropped_fields.iter().find(|d| d.shape == shape);
+                            held.map(|d| d.keys.clone()).unwrap_or_default()
+                        } else {
+                            rec.extra.keys().map(Cow::into_owned).collect()
+                        };
+                        if room {
+                            if let Some(shapes) = &mut self.decoded.named_shapes {
+                                if !shapes.contains(&shape) {
+                                    shapes.push(shape);
+                                }
+                            }
+                            self.dropped_fields.push(DroppedSet { kind, shape, keys, count: 1 });
+                        } else {
+                            keys.iter().for_each(|k| sink.report.dropped_field(kind, k));
+                        }
                     }
-                    None => rec.extra.keys().for_each(|k| sink.report.dropped_field(kind, &k)),
                 }
             }
             fate = fate.max(Some(self.norm.process(rec, self.encoder.as_mut(), &mut sink)));
@@ -459,6 +484,23 @@ thread_local! {
 #[cfg(test)]
 fn verbatim_allowed() -> bool {
     VERBATIM.get()
+}
+
+/// Whether a decoder may keep a record's extra members as their shape alone; tests turn it off
+/// to compare.
+#[cfg(not(test))]
+fn named_allowed() -> bool {
+    true
+}
+
+#[cfg(test)]
+thread_local! {
+    pub(crate) static NAMED: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+}
+
+#[cfg(test)]
+fn named_allowed() -> bool {
+    NAMED.get()
 }
 
 /// Writes `out` to `output` and empties it, for [`Sink::spill`]; a failure is kept in `failed`
@@ -801,6 +843,51 @@ mod tests {
                 let body: Vec<String> = members.iter().map(|(k, v)| format!("\"{k}\"{colon}{v}")).collect();
                 format!("{{{}}}", body.join(comma))
             })
+    }
+
+    /// Translated with a record's extra members kept as their shape where the report holds
+    /// its keys, or always copied.
+    fn with_named(input: &str, from: Dialect, to: Dialect, named: bool) -> (String, Report, Vec<Diagnostic>) {
+        NAMED.set(named);
+        let (out, summary, diags) = translate_bytes(input.as_bytes(), &Options::new(Some(from), to));
+        NAMED.set(true);
+        (String::from_utf8(out).unwrap(), summary.report, diags)
+    }
+
+    proptest! {
+        /// Members kept as their shape change nothing a run writes or reports, whatever sets of
+        /// members the lines carry, of whichever kinds, however many (more than the run holds
+        /// as sets too), in debug builds where asking a shape for its members fails.
+        #[test]
+        fn extra_members_kept_as_their_shape_are_reported_as_when_copied(
+            lines in prop::collection::vec(
+                (prop::sample::select(vec!["content", "thinking_chunk", "notice"]), prop::collection::vec(0usize..6, 0..4), 0usize..40),
+                1..120,
+            ),
+            to in prop::sample::select(vec![Dialect::Adal, Dialect::Wuu, Dialect::Loom, Dialect::BaseContext]),
+        ) {
+            let mut input = String::new();
+            for (kind, keys, wide) in &lines {
+                let field = if *kind == "content" || *kind == "thinking_chunk" { "chunk" } else { "text" };
+                input.push_str(&format!("{{\"type\": \"{kind}\", \"{field}\": \"x\""));
+                // A few keys shared by many lines, and a key of forty that makes the sets many.
+                for k in keys {
+                    input.push_str(&format!(", \"k{k}\": {k}"));
+                }
+                if *wide % 3 == 0 {
+                    input.push_str(&format!(", \"w{wide}\": true"));
+                }
+                input.push_str("}\n");
+            }
+            let named = with_named(&input, Dialect::Localcode, to, true);
+            let copied = with_named(&input, Dialect::Localcode, to, false);
+            prop_assert_eq!(&named.0, &copied.0);
+            prop_assert_eq!(&named.1, &copied.1);
+            prop_assert_eq!(&named.2, &copied.2);
+            // The members were there to report.
+            let members: usize = lines.iter().map(|(_, keys, wide)| keys.iter().collect::<std::collections::BTreeSet<_>>().len() + usize::from(*wide % 3 == 0)).sum();
+            prop_assert_eq!(named.1.dropped_fields.values().sum::<u64>(), members as u64);
+        }
     }
 
     /// Translated loom to loom, with the copy of lines the decoder vouches for or without.

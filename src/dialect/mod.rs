@@ -159,11 +159,32 @@ pub struct Decoded {
     pub verbatim_wanted: bool,
     /// The length of the line being decoded (for [`Object::compact_len`]).
     pub line_len: usize,
+    /// `Some` when the target drops the members a record has no field for and only names them
+    /// in the report (a target other than the source's dialect and canonical): the shapes of
+    /// members whose keys the report's reader holds already. A decoder keeps members of one of
+    /// these shapes as the shape alone ([`Extra::named`]), without copying them (set for the
+    /// run; the pipeline adds to it).
+    pub named_shapes: Option<Vec<u64>>,
 }
 
 impl Decoded {
     pub fn push(&mut self, record: Record) {
         self.records.push(record);
+    }
+
+    /// The members left in `m`, as a record's extra members: as their shape alone where that
+    /// is all the target needs ([`Decoded::named_shapes`]), else copied.
+    pub fn extra(&self, m: Object<'_>) -> Extra {
+        match &self.named_shapes {
+            Some(known) if !m.is_empty() => {
+                let shape = Extra::shape_of(m.iter().map(|(k, _)| k));
+                if known.contains(&shape) {
+                    return Extra::named(shape);
+                }
+                m.into_extra()
+            }
+            _ => m.into_extra(),
+        }
     }
 
     pub fn warn(&mut self, message: impl Into<String>) {

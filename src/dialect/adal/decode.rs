@@ -110,7 +110,8 @@ impl Decode for Decoder {
                 return Ok(());
             }
         };
-        out.push(Record::with_extra(Dialect::Adal, event, m.into_extra()));
+        let extra = out.extra(m);
+        out.push(Record::with_extra(Dialect::Adal, event, extra));
         Ok(())
     }
 }

@@ -202,7 +202,8 @@ impl Decode for Decoder {
                 };
             }
         };
-        out.push(Record::with_extra(Dialect::Localcode, event, m.into_extra()));
+        let extra = out.extra(m);
+        out.push(Record::with_extra(Dialect::Localcode, event, extra));
         Ok(())
     }
 }

@@ -304,7 +304,8 @@ impl Decode for Decoder {
         if no_counts {
             say_no_counts(&m, &kind, &COUNTS, out);
         }
-        out.push(Record { event, origin: Dialect::Loom, extra: m.into_extra(), verbatim });
+        let extra = out.extra(m);
+        out.push(Record { event, origin: Dialect::Loom, extra, verbatim });
         Ok(())
     }
 }

@@ -344,7 +344,8 @@ impl Decode for Decoder {
                 return Ok(());
             }
         };
-        out.push(own(event, m.into_extra()));
+        let extra = out.extra(m);
+        out.push(own(event, extra));
         Ok(())
     }
 }

@@ -470,37 +470,27 @@ impl<'o, W: Write> Run<'o, W> {
     }
 }
 
-/// Whether a decoder may mark records to be written back as read; tests turn it off to compare.
-#[cfg(not(test))]
-fn verbatim_allowed() -> bool {
-    true
-}
-
+// Economies the tests turn off, one at a time, to compare a run with and without them.
 #[cfg(test)]
 thread_local! {
     pub(crate) static VERBATIM: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
-}
-
-#[cfg(test)]
-fn verbatim_allowed() -> bool {
-    VERBATIM.get()
-}
-
-/// Whether a decoder may keep a record's extra members as their shape alone; tests turn it off
-/// to compare.
-#[cfg(not(test))]
-fn named_allowed() -> bool {
-    true
-}
-
-#[cfg(test)]
-thread_local! {
     pub(crate) static NAMED: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
 }
 
-#[cfg(test)]
+/// Whether a decoder may mark records to be written back as read.
+fn verbatim_allowed() -> bool {
+    #[cfg(test)]
+    return VERBATIM.get();
+    #[cfg(not(test))]
+    true
+}
+
+/// Whether a decoder may keep a record's extra members as their shape alone.
 fn named_allowed() -> bool {
-    NAMED.get()
+    #[cfg(test)]
+    return NAMED.get();
+    #[cfg(not(test))]
+    true
 }
 
 /// Writes `out` to `output` and empties it, for [`Sink::spill`]; a failure is kept in `failed`

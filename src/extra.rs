@@ -48,9 +48,7 @@ impl Extra {
 
     /// The shape members with these keys, in this order, have.
     pub(crate) fn shape_of<'k>(keys: impl Iterator<Item = &'k str>) -> u64 {
-        let mut shape = Shape::default();
-        keys.for_each(|k| shape.key(k));
-        shape.0.finish()
+        Shape::of(keys.map(Cow::Borrowed))
     }
 
     /// The members of a line, in order, keys distinct.

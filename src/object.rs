@@ -491,14 +491,8 @@ impl<'a> Object<'a> {
 
     /// [`Object::get`] for a caller that looks up every field a contract lists on every line
     /// (whose keys often share a length, which sends `==` to `memcmp`): keys compared by
-    /// [`same_key`].
-    #[inline]
-    pub fn get_field(&self, key: &str) -> Option<&Member<'a>> {
-        self.members.iter().find(|(k, _)| same_key(k.as_bytes(), key.as_bytes())).map(|(_, v)| v)
-    }
-
-    /// [`Object::get_field`], looking first where `seen` says the key was found last, and
-    /// noting where it is found when that was elsewhere.
+    /// [`same_key`], looking first where `seen` says the key was found last, and noting where it
+    /// is found when that was elsewhere.
     #[inline]
     pub fn get_field_seen(&self, key: &str, seen: &crate::contract::Seen) -> Option<&Member<'a>> {
         let at = seen.get();

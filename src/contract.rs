@@ -230,9 +230,17 @@ pub fn contract(name: &str) -> &'static Contract {
 }
 
 impl Contract {
+    /// The spec of records of `kind`. Asked for every line (by the field check, and again by
+    /// an encoder placing a record's extra members): a contract has a dozen kinds or so, and
+    /// comparing lengths first finds one in fewer steps than hashing its name.
+    pub fn kind(&self, kind: &str) -> Option<&Kind> {
+        let at = self.kinds.keys().position(|k| crate::object::same_key(k.as_bytes(), kind.as_bytes()))?;
+        self.kinds.get_index(at).map(|(_, spec)| spec)
+    }
+
     /// The length limit of `field` in records of `kind`, in characters.
     pub fn limit(&self, kind: &str, field: &str) -> Option<usize> {
-        self.kinds.get(kind)?.fields.get(field)?.max_chars
+        self.kind(kind)?.fields.get(field)?.max_chars
     }
 
     /// The outcome table's entry `key` for `outcome` (e.g. `status`, `exit_code`).
@@ -257,7 +265,7 @@ impl Contract {
     /// key order and the kind itself aside: what a reader needs to take the record at all.
     pub fn check_fields(&self, kind: &str, obj: &Object<'_>) -> Vec<String> {
         let mut problems = Vec::new();
-        let Some(spec) = self.kinds.get(kind) else { return problems };
+        let Some(spec) = self.kind(kind) else { return problems };
         for (name, field) in &spec.fields {
             match obj.get_field_seen(name, &field.seen_at) {
                 None if field.required => problems.push(format!("{kind}: missing required field \"{name}\"")),
@@ -272,7 +280,7 @@ impl Contract {
     /// a null where the dialect writes none), taken out: a field the record may lack is read as
     /// absent rather than the record lost with it. A note for each.
     pub fn leave_out_refused_optional(&self, kind: &str, obj: &mut Object<'_>) -> Vec<String> {
-        let Some(spec) = self.kinds.get(kind) else { return Vec::new() };
+        let Some(spec) = self.kind(kind) else { return Vec::new() };
         let mut notes = Vec::new();
         for (name, field) in spec.fields.iter().filter(|(_, f)| !f.required) {
             let mut problems = Vec::new();
@@ -292,7 +300,7 @@ impl Contract {
     /// either way (DESIGN.md: numbers are numbers), and a flag as localcode writes its flags. A
     /// note for each field read so.
     pub fn read_scalar_strings(&self, kind: &str, obj: &mut Object<'_>) -> Vec<String> {
-        let Some(spec) = self.kinds.get(kind) else { return Vec::new() };
+        let Some(spec) = self.kind(kind) else { return Vec::new() };
         let mut notes = Vec::new();
         for (name, field) in &spec.fields {
             let read: fn(&str) -> Option<Value> = match field.ty {
@@ -313,7 +321,7 @@ impl Contract {
     /// The fields a `kind` record may have, for asking whether members may stand in them
     /// ([`FieldsOf::accepts`]), the kind looked up once for all the members of a record.
     pub fn fields_of(&self, kind: &str) -> FieldsOf<'_> {
-        FieldsOf { common: &self.common, kind: self.kinds.get(kind).map(|k| &k.fields) }
+        FieldsOf { common: &self.common, kind: self.kind(kind).map(|k| &k.fields) }
     }
 
     /// Problems with one line, each a sentence. Unknown kinds are a problem only where the
@@ -329,7 +337,7 @@ impl Contract {
         if self.key_order == KeyOrder::Alphabetical {
             check_sorted(line, "", &mut problems);
         }
-        let Some(spec) = self.kinds.get(kind) else {
+        let Some(spec) = self.kind(kind) else {
             if !self.unknown_kinds_tolerated {
                 problems.push(format!("unknown record kind \"{kind}\""));
             }

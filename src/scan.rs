@@ -31,24 +31,45 @@ pub(crate) fn object(text: &str) -> Option<Vec<(Cow<'_, str>, Member<'_>)>> {
             s.eat(b'"')?;
             let start = s.i;
             let escaped = s.string()?.escaped() == Some(true);
-            let key = &text[start..s.i - 1];
+            let key = between(text, start, s.i - 1);
             let key = if escaped { Cow::Owned(crate::object::unescape(key)?) } else { Cow::Borrowed(key) };
-            s.ws();
-            s.eat(b':')?;
+            // Most lines are compact: the colon right after the key, the value right after it.
+            if !s.eat_if(b':') {
+                s.ws();
+                s.eat(b':')?;
+            }
             s.ws();
             let start = s.i;
             let as_is = s.value()?;
-            members.push((key, Member::Raw(&text[start..s.i], as_is)));
-            s.ws();
+            members.push((key, Member::Raw(between(text, start, s.i), as_is)));
             match s.next()? {
                 b',' => s.ws(),
                 b'}' => break,
+                b' ' | b'\t' | b'\n' | b'\r' => {
+                    s.ws();
+                    match s.next()? {
+                        b',' => s.ws(),
+                        b'}' => break,
+                        _ => return None,
+                    }
+                }
                 _ => return None,
             }
         }
     }
     s.ws();
     (s.i == s.b.len()).then_some(members)
+}
+
+/// `text[from..to]`, where the scan found both ends: each is at an ASCII byte the scan matched
+/// (a quote, a value's first byte) or just past one, so on a character boundary, and the
+/// slice needs no check of its own (two per member, on every line).
+#[inline]
+fn between(text: &str, from: usize, to: usize) -> &str {
+    debug_assert!(from <= to && text.is_char_boundary(from) && text.is_char_boundary(to));
+    // SAFETY: `from <= to <= text.len()` (indices of bytes the scan read, or one past), and
+    // both are character boundaries: a position at or just after an ASCII byte always is.
+    unsafe { text.get_unchecked(from..to) }
 }
 
 /// The elements of `text` if it is a JSON array this scan can vouch for, each as its JSON
@@ -64,7 +85,7 @@ pub(crate) fn array(text: &str) -> Option<Vec<&str>> {
         loop {
             let start = s.i;
             s.value()?;
-            elements.push(&text[start..s.i]);
+            elements.push(between(text, start, s.i));
             s.ws();
             match s.next()? {
                 b',' => s.ws(),

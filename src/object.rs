@@ -103,11 +103,8 @@ impl<'a> Member<'a> {
     /// the common case.
     pub fn as_u64(&self) -> Option<u64> {
         match self {
-            Member::Raw(r, _) if plain_u64(r) => {
-                // Up to 19 digits always fit; a leading zero was refused by the scan.
-                r.parse().ok()
-            }
-            Member::Raw(_, _) => self.to_value().as_u64(),
+            // A leading zero was refused by the scan.
+            Member::Raw(r, _) => plain_u64_value(r).or_else(|| self.to_value().as_u64()),
             Member::Value(v) => v.as_u64(),
         }
     }
@@ -184,13 +181,23 @@ pub(crate) fn plain_u64(text: &str) -> bool {
     !text.is_empty() && text.len() < 20 && text.bytes().all(|b| b.is_ascii_digit())
 }
 
+/// The number `text` writes where [`plain_u64`] says it is one (up to 19 digits always fit a
+/// u64): read in the same pass that checks the digits, a count on most lines of most streams.
+#[inline]
+pub(crate) fn plain_u64_value(text: &str) -> Option<u64> {
+    if text.is_empty() || text.len() >= 20 {
+        return None;
+    }
+    text.bytes().try_fold(0u64, |n, b| b.is_ascii_digit().then(|| n * 10 + u64::from(b - b'0')))
+}
+
 /// The value of raw JSON text that needs no parser: a string (see [`raw_str`]), an integer of
 /// up to 19 digits (which a u64 holds), `true`, `false` or `null`, as serde_json would read
 /// it. The scan has checked the text; anything else is `None`.
 fn simple_value(text: &str, as_is: AsIs) -> Option<Value> {
     match text.as_bytes().first()? {
         b'"' => Some(Value::String(raw_str(text, as_is)?.into_owned())),
-        b'0'..=b'9' if plain_u64(text) => text.parse::<u64>().ok().map(Value::from),
+        b'0'..=b'9' => plain_u64_value(text).map(Value::from),
         _ => match text {
             "true" => Some(Value::Bool(true)),
             "false" => Some(Value::Bool(false)),
@@ -681,9 +688,8 @@ impl<'a> Object<'a> {
 /// A count from its JSON text, without building a value for the common cases.
 fn raw_count(text: &str) -> Count {
     let digits = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')).unwrap_or(text);
-    if plain_u64(digits) {
-        // Up to 19 digits always fit a u64.
-        return digits.parse().map_or(Count::Invalid, Count::Value);
+    if let Some(n) = plain_u64_value(digits) {
+        return Count::Value(n);
     }
     match serde_json::from_str::<Value>(text) {
         Ok(v) => count(&v),
@@ -871,6 +877,14 @@ mod tests {
             }
             let inner = &text[1..text.len() - 1];
             prop_assert_eq!(unescape(inner), Some(s));
+        }
+
+        // Digits of every length around u64's (20 digits may not fit; 19 always do), and text
+        // that is not digits alone.
+        #[test]
+        fn plain_counts_are_read_as_the_standard_parser_reads_them(text in "[0-9]{0,21}|[0-9]{0,3}[-+. a]?[0-9]{0,3}") {
+            let expected = if plain_u64(&text) { text.parse::<u64>().ok() } else { None };
+            prop_assert_eq!(plain_u64_value(&text), expected);
         }
 
         #[test]

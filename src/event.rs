@@ -18,6 +18,10 @@ pub use crate::text::Text;
 /// A JSON object whose members we carry without interpreting them.
 pub type Fields = Map<String, Value>;
 
+/// A short string of the model (an id, a name, a stop reason): held in place up to 24 bytes,
+/// without an allocation.
+pub type Name = compact_str::CompactString;
+
 /// One thing that happened in a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -48,9 +52,9 @@ pub enum Event {
     /// A round ended; `stop` is why the model stopped (tool calls, end of turn, length...).
     RoundEnd {
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        id: Option<String>,
+        id: Option<Name>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        stop: Option<String>,
+        stop: Option<Name>,
     },
     /// A user message: the request the agent works on (or a follow-up to it).
     Prompt { text: String },
@@ -415,11 +419,11 @@ impl Serialize for CompactJson<'_> {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
+    pub id: Option<Name>,
     /// The call's position among the calls of its round, from 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index: Option<u64>,
-    pub name: String,
+    pub name: Name,
     #[serde(flatten)]
     pub arguments: Arguments,
 }
@@ -498,11 +502,11 @@ pub enum ToolStatus {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
+    pub id: Option<Name>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
+    pub name: Option<Name>,
     pub status: ToolStatus,
     /// What the tool returned, as text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -645,9 +649,9 @@ pub struct Usage {
     pub final_: bool,
     /// The turn (or round) the figures belong to, where the source names it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub of: Option<String>,
+    pub of: Option<Name>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
+    pub model: Option<Name>,
     #[serde(flatten)]
     pub tokens: Tokens,
 }

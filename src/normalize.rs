@@ -18,7 +18,7 @@ use indexmap::{Equivalent, IndexMap};
 use crate::contract::FnvBuild;
 use crate::dialect::{Dialect, Encode, Record, Sink};
 use crate::event::{
-    Arguments, Basis, Event, Outcome, Scope, Terminal, Text, Tokens, ToolCall, ToolResult, ToolStatus, Usage,
+    Arguments, Basis, Event, Name, Outcome, Scope, Terminal, Text, Tokens, ToolCall, ToolResult, ToolStatus, Usage,
 };
 use crate::report::Fate;
 
@@ -126,7 +126,7 @@ pub struct CallView {
     pub index: Option<u64>,
     /// The name of the call that a result, refusal or withdrawal answers; none for a call's own
     /// record, which names it.
-    pub name: Option<String>,
+    pub name: Option<Name>,
     /// Kept only for an encoder that [uses them](crate::dialect::Encode::uses_call_arguments).
     pub arguments: Arguments,
     /// Output streamed for the call before its result; kept only for an encoder that
@@ -146,7 +146,7 @@ struct FailedCall {
 
 struct OpenCall {
     index: Option<u64>,
-    name: String,
+    name: Name,
     arguments: Arguments,
     output: Text,
 }
@@ -157,7 +157,7 @@ pub struct Normalizer {
     // a bound size (MAX_OPEN_CALLS, MAX_SNAPSHOTS): hashed with FNV-1a, as the contracts' tables
     // are, rather than SipHash, whose guard against chosen keys matters little where a table
     // cannot grow past a few thousand entries.
-    open: IndexMap<String, OpenCall, FnvBuild>,
+    open: IndexMap<Name, OpenCall, FnvBuild>,
     calls: u64,
     round_calls: u64,
     /// The last cumulative snapshot per scope and what it counts, oldest first.
@@ -302,7 +302,7 @@ impl Normalizer {
             }
             Event::ToolCall(call) => {
                 self.calls += 1;
-                let id = call.id.get_or_insert_with(|| format!("call-{}", self.calls));
+                let id = call.id.get_or_insert_with(|| compact_str::format_compact!("call-{}", self.calls));
                 let index = call.index.unwrap_or(self.round_calls);
                 self.round_calls += 1;
                 self.ctx.call = CallView { index: Some(index), ..CallView::default() };
@@ -313,7 +313,7 @@ impl Normalizer {
             }
             // The output is kept for the call's result only where the encoder reads it there.
             Event::ToolOutput { id, text, accumulated } if enc.uses_call_output() => {
-                let key = id.as_deref().or_else(|| self.open.keys().last().map(String::as_str));
+                let key = id.as_deref().or_else(|| self.open.keys().last().map(Name::as_str));
                 if let Some(call) = key.and_then(|k| self.open.get_index_of(k)).map(|i| &mut self.open[i]) {
                     if *accumulated {
                         call.output.clear();
@@ -325,7 +325,7 @@ impl Normalizer {
             }
             Event::ToolResult(r) => {
                 let found = match (&r.id, r.index, r.name.as_deref()) {
-                    (Some(id), _, _) => self.open.get_index_of(id),
+                    (Some(id), _, _) => self.open.get_index_of(id.as_str()),
                     (None, Some(i), _) => self.open.values().rposition(|c| c.index == Some(i)),
                     (None, None, Some(name)) if !name.is_empty() => self.open.values().position(|c| c.name == name),
                     _ => None,
@@ -342,13 +342,13 @@ impl Normalizer {
                 }
             }
             Event::ToolWithdrawn { id: Some(id) } => {
-                if let Some(call) = self.open.shift_remove(id) {
+                if let Some(call) = self.open.shift_remove(id.as_str()) {
                     self.ctx.call = CallView { index: call.index, name: Some(call.name), ..CallView::default() };
                 }
             }
             Event::PermissionDenied(d) => {
                 let found = match &d.id {
-                    Some(id) => self.open.get_index_of(id),
+                    Some(id) => self.open.get_index_of(id.as_str()),
                     None => self.open.values().position(|c| c.name == d.name),
                 };
                 // A refusal answers a call already started, as a result does: encoders close
@@ -361,10 +361,13 @@ impl Normalizer {
                     self.ctx.matched = true;
                     self.ctx.answered = true;
                     self.ctx.call =
-                        CallView { index: last.index, name: Some(last.name.clone()), ..CallView::default() };
+                        CallView { index: last.index, name: Some(last.name.as_str().into()), ..CallView::default() };
                 } else if !self.answer(found, &mut d.id) {
-                    self.ctx.call =
-                        CallView { index: Some(self.round_calls), name: Some(d.name.clone()), ..CallView::default() };
+                    self.ctx.call = CallView {
+                        index: Some(self.round_calls),
+                        name: Some(d.name.as_str().into()),
+                        ..CallView::default()
+                    };
                     self.round_calls += 1;
                 }
             }
@@ -417,17 +420,17 @@ impl Normalizer {
         let mut fate = Fate::Absorbed;
         for call in summary.tool_calls.iter().flatten() {
             let tool_call = ToolCall {
-                id: Some(call.id.clone()),
+                id: Some(call.id.as_str().into()),
                 index: None,
-                name: call.name.clone(),
+                name: call.name.as_str().into(),
                 arguments: Arguments::default(),
             };
             fate = fate.max(self.process(Record::new(origin, Event::ToolCall(tool_call)), enc, sink));
             if call.answered {
                 let result = ToolResult {
-                    id: Some(call.id.clone()),
+                    id: Some(call.id.as_str().into()),
                     index: None,
-                    name: Some(call.name.clone()),
+                    name: Some(call.name.as_str().into()),
                     status: if call.error { ToolStatus::Failed } else { ToolStatus::Completed },
                     output: None,
                     error: None,
@@ -442,7 +445,7 @@ impl Normalizer {
                 basis: Basis::Delta,
                 final_: true,
                 of: None,
-                model: summary.model.clone(),
+                model: summary.model.as_deref().map(Name::from),
                 tokens: summary.tokens,
             };
             fate = fate.max(self.process(Record::new(origin, Event::Usage(usage)), enc, sink));
@@ -467,11 +470,11 @@ impl Normalizer {
     /// Takes the open call at `found` as answered (a result, a refusal): the record gets its
     /// id and the context its view. Without one, a record with no id gets the next `call-N`.
     /// Whether a call was found.
-    fn answer(&mut self, found: Option<usize>, id: &mut Option<String>) -> bool {
+    fn answer<T: From<Name>>(&mut self, found: Option<usize>, id: &mut Option<T>) -> bool {
         match found.and_then(|i| self.open.shift_remove_index(i)) {
             Some((call_id, call)) => {
                 self.ctx.matched = true;
-                *id = Some(call_id);
+                *id = Some(T::from(call_id));
                 self.ctx.call = CallView {
                     index: call.index,
                     name: Some(call.name),
@@ -483,7 +486,7 @@ impl Normalizer {
             None => {
                 if id.is_none() {
                     self.calls += 1;
-                    *id = Some(format!("call-{}", self.calls));
+                    *id = Some(T::from(compact_str::format_compact!("call-{}", self.calls)));
                 }
                 false
             }
@@ -521,7 +524,7 @@ impl Normalizer {
             self.round_calls = 0;
         }
         if u.model.is_some() && self.ctx.model.is_none() {
-            self.ctx.model = u.model.clone();
+            self.ctx.model = u.model.as_deref().map(String::from);
         }
     }
 
@@ -676,13 +679,17 @@ mod tests {
         };
         let (spy, _) = run(vec![call("a", "read"), call("b", "bash"), result("b"), result("a")]);
         let names: Vec<_> = spy.seen[2..4].iter().map(|s| (s.4.name.clone().unwrap(), s.3)).collect();
-        assert_eq!(names, vec![("bash".to_string(), true), ("read".to_string(), true)]);
+        assert_eq!(names, vec![(Name::from("bash"), true), (Name::from("read"), true)]);
     }
 
     #[test]
     fn calls_without_ids_get_deterministic_ones_and_results_match_by_index() {
         let call = |i: u64| {
-            Event::ToolCall(crate::event::ToolCall { index: Some(i), name: format!("t{i}"), ..Default::default() })
+            Event::ToolCall(crate::event::ToolCall {
+                index: Some(i),
+                name: format!("t{i}").into(),
+                ..Default::default()
+            })
         };
         let result = |i: u64| {
             Event::ToolResult(crate::event::ToolResult {
@@ -767,10 +774,11 @@ mod bounded {
         let (mut out, mut report) = (Vec::new(), Report::default());
         let mut sink = Sink::new(&mut out, &mut report);
         for i in 0..(MAX_OPEN_CALLS * 3) {
-            let call = crate::event::ToolCall { id: Some(format!("c{i}")), name: "x".into(), ..Default::default() };
+            let call =
+                crate::event::ToolCall { id: Some(format!("c{i}").into()), name: "x".into(), ..Default::default() };
             n.process(Record::new(Dialect::Canonical, Event::ToolCall(call)), &mut Nothing, &mut sink);
         }
         assert!(n.open.len() <= MAX_OPEN_CALLS);
-        assert!(n.open.contains_key(&format!("c{}", MAX_OPEN_CALLS * 3 - 1)), "the newest calls are kept");
+        assert!(n.open.contains_key(format!("c{}", MAX_OPEN_CALLS * 3 - 1).as_str()), "the newest calls are kept");
     }
 }

@@ -22,6 +22,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use crate::event::Name;
 use crate::json::{count, write_str, write_value, Count, Layout};
 use crate::text::{AsIs, Text};
 
@@ -127,6 +128,20 @@ impl<'a> Member<'a> {
         Some(match self.scalar()? {
             Value::Null => None,
             other => Some(other.to_string()),
+        })
+    }
+
+    /// [`Member::str_taken`] as a [`Name`]: held in place when short, with no allocation.
+    pub fn name_taken(&self) -> Option<Option<Name>> {
+        if let Some(s) = self.as_str() {
+            return Some(Some(match s {
+                Cow::Borrowed(b) => Name::from(b),
+                Cow::Owned(o) => Name::from(o),
+            }));
+        }
+        Some(match self.scalar()? {
+            Value::Null => None,
+            other => Some(Name::from(other.to_string())),
         })
     }
 
@@ -613,6 +628,14 @@ impl<'a> Object<'a> {
     pub fn take_str(&mut self, key: &str) -> Option<String> {
         let i = self.position(key)?;
         let taken = self.members[i].1.str_taken()?;
+        self.members.remove(i);
+        taken
+    }
+
+    /// [`Object::take_str`] as a [`Name`].
+    pub fn take_name(&mut self, key: &str) -> Option<Name> {
+        let i = self.position(key)?;
+        let taken = self.members[i].1.name_taken()?;
         self.members.remove(i);
         taken
     }

@@ -134,10 +134,10 @@ impl Gather {
         }
     }
 
-    fn model(&self, m: Option<&String>) {
+    fn model(&self, m: Option<&str>) {
         let mut s = self.s.borrow_mut();
-        if let Some(m) = m.filter(|m| !s.models.contains(m)) {
-            s.models.push(m.clone());
+        if let Some(m) = m.filter(|m| !s.models.iter().any(|x| x == m)) {
+            s.models.push(m.to_string());
         }
     }
 }
@@ -167,7 +167,7 @@ impl Encode for Gather {
                         s.run_id = x.run_id.clone();
                     }
                 }
-                self.model(x.model.as_ref());
+                self.model(x.model.as_deref());
             }
             Event::TurnStart { .. } => self.turn_starts += 1,
             Event::TurnEnd { .. } => self.turn_ends += 1,
@@ -180,7 +180,7 @@ impl Encode for Gather {
             // A refusal of a call already answered as failed was counted with that answer.
             Event::PermissionDenied(d) => self.tool(&d.name, u64::from(!ctx.matched), u64::from(!ctx.answered)),
             Event::Usage(u) => {
-                self.model(u.model.as_ref());
+                self.model(u.model.as_deref());
                 if u.scope == Scope::Round && u.basis == Basis::Delta && u.of.is_none() {
                     self.round_usages += 1;
                 }
@@ -191,7 +191,7 @@ impl Encode for Gather {
                 });
             }
             Event::SessionSummary(x) => {
-                self.model(x.model.as_ref());
+                self.model(x.model.as_deref());
                 for c in x.tool_calls.iter().flatten() {
                     self.tool(&c.name, 1, u64::from(c.answered && c.error));
                 }
@@ -205,7 +205,7 @@ impl Encode for Gather {
                 s.last_timestamp_ms = x.last_timestamp_ms.or(s.last_timestamp_ms);
             }
             Event::Terminal(t) => {
-                self.model(t.model.as_ref());
+                self.model(t.model.as_deref());
                 let mut s = self.s.borrow_mut();
                 s.outcome = Some(t.outcome);
                 s.reason = t.reason.clone();

@@ -33,14 +33,14 @@ impl Decode for Decoder {
         let kind = take_type(&mut m)?;
         let event = match kind.as_ref() {
             "tool_call" => Event::ToolCall(ToolCall {
-                id: m.take_str("id"),
+                id: m.take_name("id"),
                 index: None,
-                name: m.take_str("name").unwrap_or_default(),
+                name: m.take_name("name").unwrap_or_default(),
                 arguments: args(&mut m),
             }),
             "tool_result" => {
-                let id = m.take_str("id");
-                let name = m.take_str("name");
+                let id = m.take_name("id");
+                let name = m.take_name("name");
                 // Unknown status words stay in `extra`, so adal to adal writes them back.
                 let status = match m.get_str("status").as_deref() {
                     None => {

@@ -1,3 +1,4 @@
+use crate::event::Name;
 use std::borrow::Cow;
 use std::collections::HashSet;
 
@@ -220,7 +221,7 @@ impl Decoder {
             Some(v) => Arguments::value(v.clone()),
         };
         let name = block["name"].as_str().unwrap_or_default().to_string();
-        out.push(own(Event::ToolCall(ToolCall { id: Some(id), index: None, name, arguments })));
+        out.push(own(Event::ToolCall(ToolCall { id: Some(id.into()), index: None, name: name.into(), arguments })));
     }
 
     fn tool_result(
@@ -236,9 +237,9 @@ impl Decoder {
         }
         let status = if is_error { ToolStatus::Failed } else { ToolStatus::Completed };
         out.push(own(Event::ToolResult(ToolResult {
-            id: Some(id),
+            id: Some(id.as_str().into()),
             index: None,
-            name,
+            name: name.map(Name::from),
             status,
             output: Some(output),
             error: None,
@@ -268,7 +269,7 @@ impl Decoder {
                 basis: Basis::Delta,
                 final_: true,
                 of: None,
-                model: self.model.clone(),
+                model: self.model.as_deref().map(Name::from),
                 tokens: usage(u, out),
             }));
             // A stop that the message's content and error do not tell (a message cut short,
@@ -366,7 +367,7 @@ impl Decode for Decoder {
                 let stop = m.remove("message").and_then(|x| member_of(x, "stopReason"));
                 let stop = stop.and_then(|s| s.as_str().map(Cow::into_owned));
                 m.remove("toolResults");
-                Event::RoundEnd { id: None, stop }
+                Event::RoundEnd { id: None, stop: stop.map(Name::from) }
             }
             "message_start" => {
                 self.meta = m.remove("message").and_then(assistant_meta);

@@ -877,7 +877,7 @@ impl Encode for Encoder {
                 let id = c.id.clone().unwrap_or_default();
                 let args = args_object(&c.arguments);
                 make_room(&mut self.calls, id.as_str());
-                self.calls.insert(id.clone(), (c.name.clone(), args.clone()));
+                self.calls.insert(id.to_string(), (c.name.to_string(), args.clone()));
                 let block = json!({"type": "toolCall", "id": id, "name": c.name, "arguments": args});
                 let m = self.msg.as_mut().expect("ensured");
                 let i = match m.draft.take() {
@@ -895,8 +895,12 @@ impl Encode for Encoder {
                 );
             }
             Event::ToolOutput { id: Some(id), text, accumulated } => {
-                let name =
-                    self.calls.get(id).map(|c| c.0.clone()).or_else(|| ctx.call.name.clone()).unwrap_or_default();
+                let name = self
+                    .calls
+                    .get(id.as_str())
+                    .map(|c| c.0.clone())
+                    .or_else(|| ctx.call.name.as_deref().map(String::from))
+                    .unwrap_or_default();
                 // (exec_start has noted the call among those running.)
                 self.exec_start(ctx, sink, id, &name);
                 let so_far = self.started.entry(id.clone()).or_default();

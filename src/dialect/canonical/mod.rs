@@ -9,6 +9,7 @@
 //! it whole.
 //! The last line is `terminal`, with the run's outcome and totals.
 
+use crate::event::Name;
 use std::borrow::Cow;
 
 use serde_json::{Map, Value};
@@ -146,8 +147,8 @@ fn fast(kind: &str, m: &Object<'_>, kept: &mut Option<Text>) -> Option<Event> {
             scope: word(m, "scope")?,
             basis: word(m, "basis")?,
             final_: opt_bool(m, "final")?.unwrap_or(true),
-            of: opt_str(m, "of")?,
-            model: opt_str(m, "model")?,
+            of: opt_str(m, "of")?.map(Name::from),
+            model: opt_str(m, "model")?.map(Name::from),
             tokens: Tokens {
                 input: opt_u64(m, "input")?,
                 output: opt_u64(m, "output")?,
@@ -158,16 +159,16 @@ fn fast(kind: &str, m: &Object<'_>, kept: &mut Option<Text>) -> Option<Event> {
             },
         }),
         "tool_call" => Event::ToolCall(ToolCall {
-            id: opt_str(m, "id")?,
+            id: opt_str(m, "id")?.map(Name::from),
             index: opt_u64(m, "index")?,
-            name: req_str(m, "name")?,
+            name: req_str(m, "name")?.into(),
             arguments: arguments(m)?,
         }),
         "tool_result" => {
             let mut r = ToolResult {
-                id: opt_str(m, "id")?,
+                id: opt_str(m, "id")?.map(Name::from),
                 index: opt_u64(m, "index")?,
-                name: opt_str(m, "name")?,
+                name: opt_str(m, "name")?.map(Name::from),
                 status: word(m, "status")?,
                 output: None,
                 error: opt_str(m, "error")?,
@@ -335,7 +336,7 @@ fn write_common(out: &mut Vec<u8>, event: &Event) -> bool {
         write_str(out, k, Layout::Compact);
         out.push(b':');
     }
-    fn opt_str(out: &mut Vec<u8>, k: &str, v: &Option<String>) {
+    fn opt_str<S: std::ops::Deref<Target = str>>(out: &mut Vec<u8>, k: &str, v: &Option<S>) {
         if let Some(v) = v {
             key(out, k);
             write_str(out, v, Layout::Compact);
@@ -562,16 +563,18 @@ mod tests {
             },
         );
         prop_oneof![
-            (some_text(), some_text()).prop_map(|(id, stop)| Event::RoundEnd { id, stop }),
-            (some_text(), some_count(), "[a-z_<\"]{0,10}", any_arguments())
-                .prop_map(|(id, index, name, arguments)| Event::ToolCall(ToolCall { id, index, name, arguments })),
+            (some_text(), some_text())
+                .prop_map(|(id, stop)| Event::RoundEnd { id: id.map(Name::from), stop: stop.map(Name::from) }),
+            (some_text(), some_count(), "[a-z_<\"]{0,10}", any_arguments()).prop_map(|(id, index, name, arguments)| {
+                Event::ToolCall(ToolCall { id: id.map(Name::from), index, name: name.into(), arguments })
+            }),
             (scope, basis, any::<bool>(), some_text(), some_text(), tokens).prop_map(
                 |(scope, basis, final_, of, model, tokens)| Event::Usage(Usage {
                     scope,
                     basis,
                     final_,
-                    of,
-                    model,
+                    of: of.map(Name::from),
+                    model: model.map(Name::from),
                     tokens
                 })
             ),

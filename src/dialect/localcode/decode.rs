@@ -85,12 +85,12 @@ impl Decode for Decoder {
             }),
             "tool_start" => Event::ToolCall(ToolCall {
                 id: None,
-                name: text(&mut m, "name"),
+                name: m.take_name("name").unwrap_or_default(),
                 arguments: Arguments::text(text(&mut m, "args")),
                 index: index(&mut m),
             }),
             "tool_result" => {
-                let name = m.take_str("name");
+                let name = m.take_name("name");
                 let args = m.take_str("args");
                 let index = index(&mut m);
                 let output = m.take_kept("result");

@@ -269,7 +269,7 @@ impl Encoder {
                 let result = self.fit_field("tool_result", "result", tool_output(r, ctx), sink);
                 let failed = if r.status == ToolStatus::Completed { "false" } else { "true" };
                 let fields = [
-                    ("name", Field::Str(r.name.as_ref().or(call.name.as_ref()).map_or("", String::as_str))),
+                    ("name", Field::Str(r.name.as_deref().or(call.name.as_deref()).unwrap_or(""))),
                     ("args", args),
                     ("index", r.index.or(call.index).map_or(s("-1"), digits)),
                     ("result", result),

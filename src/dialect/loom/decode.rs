@@ -1,3 +1,4 @@
+use compact_str::ToCompactString;
 use serde_json::{Map, Value};
 
 use super::SCHEMA_VERSION;
@@ -204,11 +205,11 @@ impl Decode for Decoder {
                 let (mut turn, mut stop) = (None, None);
                 m.take_each(|k, v| match k {
                     "turn" => put_count(v, &mut turn, &mut no_counts),
-                    "turn_stop" => put(v.str_taken(), &mut stop),
+                    "turn_stop" => put(v.name_taken(), &mut stop),
                     "kind" | "schema_version" => true,
                     _ => false,
                 });
-                Event::RoundEnd { id: turn.map(|t| t.to_string()), stop }
+                Event::RoundEnd { id: turn.map(|t| t.to_compact_string()), stop }
             }
             "ToolCall" => {
                 let (mut arguments, mut id, mut name) = (Arguments::default(), None, None);
@@ -221,8 +222,8 @@ impl Decode for Decoder {
                                 None => Arguments::value(v.to_value()),
                             }
                         }
-                        "call_id" => return put(v.str_taken(), &mut id),
-                        "name" => return put(v.str_taken(), &mut name),
+                        "call_id" => return put(v.name_taken(), &mut id),
+                        "name" => return put(v.name_taken(), &mut name),
                         "kind" | "schema_version" => {}
                         _ => return false,
                     }
@@ -235,7 +236,7 @@ impl Decode for Decoder {
                 m.take_each(|k, v| match k {
                     "turn" => put_count(v, &mut turn, &mut no_counts),
                     "final_usage" => put(v.bool_taken().map(Some), &mut final_),
-                    "model" => put(v.str_taken(), &mut model),
+                    "model" => put(v.name_taken(), &mut model),
                     "input_tokens" => put_count(v, &mut t.input, &mut no_counts),
                     "output_tokens" => put_count(v, &mut t.output, &mut no_counts),
                     "cached_input_tokens" => put_count(v, &mut t.cache_read, &mut no_counts),
@@ -248,7 +249,7 @@ impl Decode for Decoder {
                     scope: Scope::Round,
                     basis: Basis::Cumulative,
                     final_: final_.unwrap_or(true),
-                    of: turn.map(|t| t.to_string()),
+                    of: turn.map(|t| t.to_compact_string()),
                     model,
                     tokens: t,
                 })

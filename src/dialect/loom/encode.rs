@@ -292,7 +292,7 @@ fn opt<T: Into<Value>>(fields: &mut Vec<(&'static str, Value)>, key: &'static st
     }
 }
 
-fn turn_number(id: &Option<String>) -> Option<Field<'_>> {
+fn turn_number(id: &Option<crate::event::Name>) -> Option<Field<'_>> {
     let id = id.as_ref()?;
     Some(id.parse::<u64>().map_or(Field::Str(id), Field::Int))
 }
@@ -543,7 +543,7 @@ impl Encode for Encoder {
                 let listed = match other {
                     Event::ToolCall(c) => run.calls.made(c.id.as_deref().unwrap_or_default(), &c.name),
                     Event::ToolResult(r) => {
-                        let name = r.name.as_ref().or(ctx.call.name.as_ref()).map_or("", String::as_str);
+                        let name = r.name.as_deref().or(ctx.call.name.as_deref()).unwrap_or("");
                         run.calls.heard(r.id.as_deref().unwrap_or_default(), name).map(|call| {
                             call.answered = true;
                             call.error = r.status != ToolStatus::Completed;
@@ -654,7 +654,7 @@ mod tests {
             count in prop::option::of(0u64..u64::MAX),
         ) {
             let extra = Object::parse(&json).unwrap().unwrap().into_extra();
-            let turn = turn.map(str::to_string);
+            let turn = turn.map(crate::event::Name::from);
             let turn = || turn_number(&turn);
             let text_or = |d: &'static str| Field::Str(text.unwrap_or(d));
             let cases: Vec<(&str, Vec<(&'static str, Field<'_>)>)> = vec![

@@ -1,3 +1,4 @@
+use crate::event::Name;
 use indexmap::IndexMap;
 use serde_json::Value;
 
@@ -212,7 +213,7 @@ impl Decode for Decoder {
                 scope: Scope::Turn,
                 basis: Basis::Cumulative,
                 final_: false,
-                of: self.turn_id.clone(),
+                of: self.turn_id.as_deref().map(Name::from),
                 model: None,
                 tokens: tokens(&mut m, "usage_updated", out),
             }),
@@ -223,7 +224,7 @@ impl Decode for Decoder {
                         scope: Scope::Turn,
                         basis: Basis::Cumulative,
                         final_: true,
-                        of: self.turn_id.clone(),
+                        of: self.turn_id.as_deref().map(Name::from),
                         model: None,
                         tokens,
                     }),
@@ -254,7 +255,12 @@ impl Decode for Decoder {
                         args = Arguments::value(serde_json::json!({ "command": command }));
                     }
                 }
-                Event::ToolCall(ToolCall { id: m.take_str("item_id"), index: None, name, arguments: args })
+                Event::ToolCall(ToolCall {
+                    id: m.take_name("item_id"),
+                    index: None,
+                    name: name.into(),
+                    arguments: args,
+                })
             }
             "tool_output_delta" | "command_output_delta" => Event::ToolOutput {
                 id: m.take_str("item_id"),
@@ -287,9 +293,9 @@ impl Decode for Decoder {
                 };
                 let error = m.take_str("error").filter(|e| !e.is_empty());
                 Event::ToolResult(ToolResult {
-                    id: m.take_str("item_id"),
+                    id: m.take_name("item_id"),
                     index: None,
-                    name: m.take_str("name"),
+                    name: m.take_name("name"),
                     status,
                     output: None,
                     error,

@@ -146,6 +146,22 @@ pub fn write_str(out: &mut Vec<u8>, s: &str, layout: Layout) {
             return;
         }
     }
+    if (16..=32).contains(&bytes.len()) {
+        // An id or a name: sixteen to thirty-two bytes, nothing to escape as a rule. Looked at
+        // as two overlapping chunks of sixteen and, if plain, copied in two fixed-size moves
+        // (the second over the first's tail).
+        let tail = bytes.len() - 16;
+        if special_mask(bytes, 0, go) | special_mask(bytes, tail, go) == 0 {
+            let at = out.len() + 1;
+            out.reserve(bytes.len() + 2);
+            out.push(b'"');
+            out.extend_from_slice(&bytes[..16]);
+            out.truncate(at + tail);
+            out.extend_from_slice(&bytes[tail..tail + 16]);
+            out.push(b'"');
+            return;
+        }
+    }
     out.reserve(bytes.len() + 2);
     out.push(b'"');
     // Where the bytes not yet copied begin.

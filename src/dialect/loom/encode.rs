@@ -450,6 +450,9 @@ impl Encode for Encoder {
 
     fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
         let own = rec.origin == Dialect::Loom;
+        // A record marked so carries no extra members (the decoder kept none): it is only ever
+        // copied, with the line it came from.
+        debug_assert!(!(own && rec.verbatim && sink.line.is_empty()), "a verbatim record without its line");
         if own && rec.verbatim && !sink.line.is_empty() {
             // The line as read is the line this encoder writes for it (the decoder checked).
             sink.out.extend_from_slice(sink.line.as_bytes());

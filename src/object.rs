@@ -119,30 +119,31 @@ impl<'a> Member<'a> {
 
     /// What [`Object::take_str`] takes of this member: `Some` where it is taken (a string; a
     /// number or boolean as its JSON text; `None` for null), `None` where it stays (an object
-    /// or array, kept as an unknown member).
+    /// or array, kept as an unknown member). As any string type: a `String`, a [`Name`].
     #[inline]
-    pub fn str_taken(&self) -> Option<Option<String>> {
-        if let Some(s) = self.as_str() {
-            return Some(Some(s.into_owned()));
-        }
-        Some(match self.scalar()? {
-            Value::Null => None,
-            other => Some(other.to_string()),
-        })
-    }
-
-    /// [`Member::str_taken`] as a [`Name`]: held in place when short, with no allocation.
-    pub fn name_taken(&self) -> Option<Option<Name>> {
+    pub fn text_taken<T: for<'s> From<&'s str> + From<String>>(&self) -> Option<Option<T>> {
         if let Some(s) = self.as_str() {
             return Some(Some(match s {
-                Cow::Borrowed(b) => Name::from(b),
-                Cow::Owned(o) => Name::from(o),
+                Cow::Borrowed(b) => T::from(b),
+                Cow::Owned(o) => T::from(o),
             }));
         }
         Some(match self.scalar()? {
             Value::Null => None,
-            other => Some(Name::from(other.to_string())),
+            other => Some(T::from(other.to_string())),
         })
+    }
+
+    /// [`Member::text_taken`] as a `String`.
+    #[inline]
+    pub fn str_taken(&self) -> Option<Option<String>> {
+        self.text_taken()
+    }
+
+    /// [`Member::text_taken`] as a [`Name`]: held in place when short, with no allocation.
+    #[inline]
+    pub fn name_taken(&self) -> Option<Option<Name>> {
+        self.text_taken()
     }
 
     /// What [`Object::take_count`] takes of this member: `Some` where it is taken (a count;
@@ -626,16 +627,19 @@ impl<'a> Object<'a> {
     /// Takes member `key` as a string. A number or boolean is taken as its JSON text; null or
     /// absence is `None`; an object or array stays (so it is kept as an unknown member).
     pub fn take_str(&mut self, key: &str) -> Option<String> {
-        let i = self.position(key)?;
-        let taken = self.members[i].1.str_taken()?;
-        self.members.remove(i);
-        taken
+        self.take_as(key)
     }
 
     /// [`Object::take_str`] as a [`Name`].
     pub fn take_name(&mut self, key: &str) -> Option<Name> {
+        self.take_as(key)
+    }
+
+    /// [`Object::take_str`] as any string type ([`Member::text_taken`]).
+    #[inline]
+    fn take_as<T: for<'s> From<&'s str> + From<String>>(&mut self, key: &str) -> Option<T> {
         let i = self.position(key)?;
-        let taken = self.members[i].1.name_taken()?;
+        let taken = self.members[i].1.text_taken()?;
         self.members.remove(i);
         taken
     }

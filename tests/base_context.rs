@@ -490,3 +490,68 @@ fn a_final_answer_the_last_message_streamed_is_not_written_again() {
     let last = out.iter().rfind(|l| l["type"] == "message_end").unwrap();
     assert_eq!(last["message"]["stopReason"], "aborted");
 }
+
+#[test]
+fn a_failed_message_only_agent_end_holds_ends_the_run_as_its_last_assistant_message_says() {
+    // A request that failed before it streamed: no assistant message_end, only the loop's
+    // messages in agent_end, the last assistant message the failed one.
+    let user = serde_json::json!({"role": "user", "content": [{"type": "text", "text": "go"}], "timestamp": 1});
+    let first = serde_json::json!({"role": "assistant", "content": [{"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "ls"}}], "model": "m1", "usage": {"input": 4, "output": 1}, "stopReason": "toolUse", "timestamp": 2});
+    let result = serde_json::json!({"role": "toolResult", "toolCallId": "c1", "toolName": "bash", "content": [{"type": "text", "text": "a"}], "isError": false, "timestamp": 3});
+    let failed = serde_json::json!({"role": "assistant", "content": [], "model": "m2", "usage": {"input": "7", "output": 0}, "stopReason": "error", "errorMessage": "overloaded", "timestamp": 4});
+    let lines = [
+        serde_json::json!({"type": "session", "version": 3, "id": "s1", "timestamp": "2026-03-16T10:12:03.512Z"}),
+        serde_json::json!({"type": "agent_start"}),
+        serde_json::json!({"type": "message_start", "message": user}),
+        serde_json::json!({"type": "message_end", "message": user}),
+        serde_json::json!({"type": "agent_end", "messages": [user, first, result, failed]}),
+    ];
+    let source: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let out = canonical(source.as_bytes());
+    let t = out.last().unwrap();
+    assert_eq!(
+        (t["outcome"].as_str(), t["error"].as_str(), t["model"].as_str()),
+        (Some("failed"), Some("overloaded"), Some("m2")),
+        "{t}"
+    );
+    let usage: Vec<&Value> = out.iter().filter(|l| l["type"] == "usage").collect();
+    assert_eq!(usage.len(), 1, "the failed message's usage only");
+    assert_eq!((usage[0]["input"].as_u64(), usage[0]["output"].as_u64()), (Some(7), Some(0)));
+    assert!(out.iter().any(|l| l["type"] == "error" && l["message"] == "overloaded" && l["fatal"] == true));
+    assert!(!out.iter().any(|l| l["type"] == "tool_call"), "the earlier message is not read again");
+}
+
+#[test]
+fn a_text_block_with_a_member_of_its_own_keeps_the_user_message_whole() {
+    let user = serde_json::json!({"role": "user", "content": [{"type": "text", "text": "hi", "cache": {"ttl": 5}}], "timestamp": 1});
+    let lines = [
+        serde_json::json!({"type": "session", "version": 3, "id": "s1", "timestamp": "2026-03-16T10:12:03.512Z"}),
+        serde_json::json!({"type": "agent_start"}),
+        serde_json::json!({"type": "message_start", "message": user}),
+        serde_json::json!({"type": "message_end", "message": user}),
+    ];
+    let source: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let prompt = canonical(source.as_bytes()).into_iter().find(|l| l["type"] == "prompt").unwrap();
+    assert_eq!(prompt["text"], "hi");
+    let out = encode(source.as_bytes(), Dialect::BaseContext, false);
+    let end = out.iter().find(|l| l["type"] == "message_end").unwrap();
+    assert_eq!(end["message"], user);
+}
+
+#[test]
+fn a_tool_result_message_says_it_failed_as_its_event_would() {
+    // The message alone (no tool_execution_end), its isError written as a string: read as
+    // tool_execution_end's is.
+    let mut lines = Vec::new();
+    for (n, is_error) in
+        [("c1", serde_json::json!("true")), ("c2", serde_json::json!(false)), ("c3", serde_json::json!(true))]
+    {
+        let result = serde_json::json!({"role": "toolResult", "toolCallId": n, "toolName": "bash", "content": "x", "isError": is_error, "timestamp": 3});
+        lines.push(serde_json::json!({"type": "message_end", "message": result}));
+    }
+    let source: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let out = canonical(source.as_bytes());
+    let statuses: Vec<&str> =
+        out.iter().filter(|l| l["type"] == "tool_result").map(|l| l["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["failed", "completed", "failed"]);
+}

@@ -11,21 +11,39 @@ use crate::event::{
     ToolStatus, Usage,
 };
 use crate::extra::Extra;
-use crate::json::{count, Count};
 use crate::object::{Member, Object};
+use crate::text::AsIs;
 
-/// Member `key` of an object member, read without building a tree for the rest of it.
-fn member_of<'a>(m: Member<'a>, key: &str) -> Option<Member<'a>> {
+/// The members of a member that is an object, read without building a tree for them; `None`
+/// when it is no object.
+fn object_of(m: Member<'_>) -> Option<Object<'_>> {
     match m {
-        Member::Raw(raw, _) if raw.starts_with('{') => match Object::parse(raw) {
-            Ok(Ok(mut o)) => o.remove(key),
-            _ => None,
-        },
+        Member::Raw(raw, _) if raw.starts_with('{') => Object::parse(raw).ok()?.ok(),
         Member::Value(v) => match *v {
-            Value::Object(mut o) => o.shift_remove(key).map(Member::value),
+            Value::Object(o) => Some(Object::from(o)),
             _ => None,
         },
         _ => None,
+    }
+}
+
+/// Member `key` of an object member, read without building a tree for the rest of it.
+fn member_of<'a>(m: Member<'a>, key: &str) -> Option<Member<'a>> {
+    object_of(m)?.remove(key)
+}
+
+/// The elements of a member that is a list, each as its members where it is an object (`None`
+/// where it is not): a message's content blocks, read without building a tree for them. Empty
+/// when it is no list.
+fn objects_of<'a>(list: &Member<'a>) -> Vec<Option<Object<'a>>> {
+    if let Member::Raw(raw, _) = list {
+        if let Some(items) = crate::scan::array(raw) {
+            return items.into_iter().map(|item| object_of(Member::Raw(item, AsIs::UNKNOWN))).collect();
+        }
+    }
+    match list.to_value() {
+        Value::Array(items) => items.into_iter().map(|item| object_of(Member::value(item))).collect(),
+        _ => Vec::new(),
     }
 }
 
@@ -110,15 +128,27 @@ fn assistant_meta(message: Member<'_>) -> Option<Extra> {
 }
 
 /// Whether a user message is only what the model holds of it: text blocks and its time.
-fn only_text(message: &Value) -> bool {
-    let members = message.as_object().map_or(0, |o| o.len());
-    let counted = 2 + usize::from(message.get("timestamp").is_some());
-    let blocks = message["content"].as_array().is_some_and(|blocks| {
-        blocks
-            .iter()
-            .all(|b| b["type"] == "text" && b["text"].is_string() && b.as_object().is_some_and(|o| o.len() == 2))
-    });
-    members == counted && message.get("content").is_some() && blocks
+fn only_text(message: &Object<'_>) -> bool {
+    let counted = 2 + usize::from(message.contains_key("timestamp"));
+    let Some(content) = message.get("content") else { return false };
+    if message.len() != counted || !content_is_list(content) {
+        return false;
+    }
+    objects_of(content).iter().all(|b| {
+        b.as_ref().is_some_and(|b| {
+            b.len() == 2
+                && b.get_str("type").as_deref() == Some("text")
+                && b.get("text").is_some_and(|t| t.as_str().is_some())
+        })
+    })
+}
+
+/// Whether a member is a list.
+fn content_is_list(m: &Member<'_>) -> bool {
+    match m {
+        Member::Raw(r, _) => r.starts_with('['),
+        Member::Value(v) => v.is_array(),
+    }
 }
 
 /// Block `i` of a partial message's content, read without building the rest of the message
@@ -156,13 +186,16 @@ fn own(event: Event) -> Record {
 /// base-context usage → canonical: its `input` excludes cache reads and writes, canonical input
 /// includes them. A count written as a string of digits is read as the count; one that is no
 /// count (negative, fractional, not a number) is left out and reported.
-fn usage(u: &Value, out: &mut Decoded) -> Tokens {
-    let mut n = |k: &str| match u.get(k).map(count)? {
-        Count::Value(n) => Some(n),
-        Count::Absent => None,
-        Count::Invalid => {
-            out.warn(format!("message usage.{k} is {}, not a count; left out", u[k]));
-            None
+fn usage(u: Member<'_>, out: &mut Decoded) -> Tokens {
+    let u = object_of(u).unwrap_or_default();
+    let mut n = |k: &str| {
+        let m = u.get(k)?;
+        match m.count_taken() {
+            Some(n) => n,
+            None => {
+                out.warn(format!("message usage.{k} is {}, not a count; left out", m.to_value()));
+                None
+            }
         }
     };
     let cache_read = n("cacheRead");
@@ -189,39 +222,49 @@ impl Decoder {
 
     /// The events of an assistant message's blocks not yet given by its updates (some
     /// providers send no deltas at all).
-    fn blocks(&mut self, message: &Value, out: &mut Decoded) {
-        for (i, block) in message["content"].as_array().into_iter().flatten().enumerate() {
+    fn blocks(&mut self, blocks: &[Option<Object<'_>>], out: &mut Decoded) {
+        for (i, block) in blocks.iter().enumerate() {
             if !self.done_blocks.insert(i as u64) {
                 continue;
             }
-            match block["type"].as_str() {
+            let Some(block) = block else { continue };
+            match block.get_str("type").as_deref() {
                 Some("text") => {
-                    let text = block["text"].as_str().unwrap_or_default().to_string();
+                    let text = block.get_str("text").unwrap_or_default().into_owned();
                     out.push(own(Event::TextStart));
                     out.push(own(Event::TextDelta { text: text.clone(), chars: None }));
                     out.push(own(Event::TextEnd { text: Some(text) }));
                 }
                 Some("thinking") => {
                     out.push(own(Event::ReasoningStart { reset: None }));
-                    out.push(own(Event::ReasoningEnd { text: block["thinking"].as_str().map(str::to_string) }));
+                    out.push(own(Event::ReasoningEnd { text: block.get_str("thinking").map(Cow::into_owned) }));
                 }
-                Some("toolCall") => self.tool_call(block, out),
+                Some("toolCall") => {
+                    let arguments = block.get("arguments").map(Member::to_value);
+                    self.tool_call(&block.get_str("id").unwrap_or_default(), block.get_str("name"), arguments, out);
+                }
                 _ => {}
             }
         }
     }
 
-    fn tool_call(&mut self, block: &Value, out: &mut Decoded) {
-        let id = block["id"].as_str().unwrap_or_default().to_string();
-        if !self.issued.insert(id.clone()) {
+    /// A tool call given as a `Value` (a `toolCall` of an update).
+    fn tool_call_value(&mut self, call: &Value, out: &mut Decoded) {
+        let name = call["name"].as_str().map(Cow::Borrowed);
+        self.tool_call(call["id"].as_str().unwrap_or_default(), name, call.get("arguments").cloned(), out);
+    }
+
+    /// Call `id`, unless it was issued already.
+    fn tool_call(&mut self, id: &str, name: Option<Cow<'_, str>>, arguments: Option<Value>, out: &mut Decoded) {
+        if !self.issued.insert(id.to_string()) {
             return;
         }
-        let arguments = match block.get("arguments") {
+        let arguments = match arguments {
             Some(Value::Null) | None => Arguments::default(),
-            Some(v) => Arguments::value(v.clone()),
+            Some(v) => Arguments::value(v),
         };
-        let name = block["name"].as_str().unwrap_or_default().to_string();
-        out.push(own(Event::ToolCall(ToolCall { id: Some(id.into()), index: None, name: name.into(), arguments })));
+        let name = name.map_or_else(Name::default, |n| Name::from(n.as_ref()));
+        out.push(own(Event::ToolCall(ToolCall { id: Some(id.into()), index: None, name, arguments })));
     }
 
     fn tool_result(
@@ -250,20 +293,22 @@ impl Decoder {
 
     /// An assistant message that ended: its blocks, its usage (counted here, once), and how it
     /// stopped.
-    fn assistant_end(&mut self, message: &Value, out: &mut Decoded) {
-        self.blocks(message, out);
+    fn assistant_end(&mut self, mut message: Object<'_>, out: &mut Decoded) {
+        let content = message.remove("content");
+        let blocks = content.as_ref().map(objects_of).unwrap_or_default();
+        self.blocks(&blocks, out);
         self.done_blocks.clear();
         self.assistant_seen = true;
         // ("unknown" is what agentgate writes when no dialect said the model.)
-        if let Some(m) = message["model"].as_str().filter(|m| *m != "unknown") {
-            self.model = Some(m.to_string());
+        if let Some(m) = message.get_str("model").filter(|m| *m != "unknown") {
+            self.model = Some(m.into_owned());
         }
-        let stop = message["stopReason"].as_str().map(str::to_string);
-        let error = message["errorMessage"].as_str().map(str::to_string);
+        let stop = message.get_str("stopReason").map(Cow::into_owned);
+        let error = message.get_str("errorMessage").map(Cow::into_owned);
         if let Some(e) = &error {
             out.push(own(Event::Error { message: e.clone(), fatal: matches!(stop.as_deref(), Some("error")) }));
         }
-        if let Some(u) = message.get("usage") {
+        if let Some(u) = message.remove("usage") {
             let mut rec = own(Event::Usage(Usage {
                 scope: Scope::Round,
                 basis: Basis::Delta,
@@ -272,33 +317,34 @@ impl Decoder {
                 model: self.model.as_deref().map(Name::from),
                 tokens: usage(u, out),
             }));
+            let mut extra: Vec<(Cow<'_, str>, Member<'_>)> = Vec::new();
             // A stop that the message's content and error do not tell (a message cut short,
             // aborted) goes with its usage, which ends the message, for a base-context target to
             // write back.
             if let Some(s) = stop.as_deref().filter(|s| !matches!(*s, "stop" | "toolUse" | "error")) {
-                rec.extra.insert("stopReason", Value::from(s));
+                extra.push((Cow::Borrowed("stopReason"), Member::value(Value::from(s))));
                 if let Some(e) = &error {
-                    rec.extra.insert("errorMessage", Value::from(e.as_str()));
+                    extra.push((Cow::Borrowed("errorMessage"), Member::value(Value::from(e.as_str()))));
                 }
             }
             // So do the members of the message and of its blocks that the model has no place
             // for (a block's signature, the provider's response id), under their own names and,
-            // for the blocks, `content`: one object of them per block.
-            for (k, v) in message.as_object().into_iter().flatten() {
-                if !MESSAGE_MEMBERS.contains(&k.as_str()) {
-                    rec.extra.insert(k, v.clone());
-                }
+            // for the blocks, `content`: one object of them per block. (The keys are distinct:
+            // the message's are, and the three above are members the model holds.)
+            for (k, v) in message.iter().filter(|(k, _)| !MESSAGE_MEMBERS.contains(k)) {
+                extra.push((Cow::Owned(k.to_string()), v.clone()));
             }
-            let blocks = message["content"].as_array().map_or(&[][..], Vec::as_slice);
-            fn unknown(b: &Value) -> impl Iterator<Item = (&String, &Value)> {
-                let known = block_members(b["type"].as_str().unwrap_or_default());
-                b.as_object().into_iter().flatten().filter(move |(k, _)| !known.contains(&k.as_str()))
+            fn unknown<'b, 'a>(b: &'b Option<Object<'a>>) -> impl Iterator<Item = (&'b str, &'b Member<'a>)> {
+                let known = b.as_ref().map_or(&[][..], |b| block_members(&b.get_str("type").unwrap_or_default()));
+                b.iter().flat_map(Object::iter).filter(move |(k, _)| !known.contains(k))
             }
             if blocks.iter().any(|b| unknown(b).next().is_some()) {
-                let blocks =
-                    blocks.iter().map(|b| Value::Object(unknown(b).map(|(k, v)| (k.clone(), v.clone())).collect()));
-                rec.extra.insert("content", Value::Array(blocks.collect()));
+                let blocks = blocks
+                    .iter()
+                    .map(|b| Value::Object(unknown(b).map(|(k, v)| (k.to_string(), v.to_value())).collect()));
+                extra.push((Cow::Borrowed("content"), Member::value(Value::Array(blocks.collect()))));
             }
+            rec.extra = Extra::from_members(extra);
             out.push(rec);
         }
         self.ending.stop_reason = stop;
@@ -344,12 +390,15 @@ impl Decode for Decoder {
                     m.insert("refusal", refusal);
                 } else if !self.assistant_seen {
                     // The exception path: a failed assistant message that only agent_end holds.
-                    if let Some(last) = messages
-                        .map(Member::into_value)
+                    let last = messages
                         .as_ref()
-                        .and_then(Value::as_array)
-                        .and_then(|a| a.iter().rev().find(|x| x["role"] == "assistant"))
-                    {
+                        .map(objects_of)
+                        .unwrap_or_default()
+                        .into_iter()
+                        .rev()
+                        .flatten()
+                        .find(|x| x.get_str("role").as_deref() == Some("assistant"));
+                    if let Some(last) = last {
                         self.assistant_end(last, out);
                     }
                 }
@@ -429,8 +478,7 @@ impl Decode for Decoder {
                         .push(own(Event::ToolDraft(ToolDraft { delta: Some(text("delta")), ..ToolDraft::default() }))),
                     "toolcall_end" => {
                         index.map(|i| self.done_blocks.insert(i));
-                        let call = ev.get("toolCall").cloned().unwrap_or(Value::Null);
-                        self.tool_call(&call, out);
+                        self.tool_call_value(&ev["toolCall"], out);
                         if out.records.is_empty() {
                             out.fold();
                         }
@@ -446,41 +494,44 @@ impl Decode for Decoder {
                 return Ok(());
             }
             "message_end" => {
-                let message = m.shift_remove("message").unwrap_or(Value::Null);
-                if !message.is_object() {
+                let whole = m.remove("message");
+                let Some(mut message) = whole.clone().and_then(object_of) else {
                     return Err(LineError::bad("message_end without its message"));
-                }
-                match message["role"].as_str().unwrap_or_default() {
+                };
+                match message.get_str("role").as_deref().unwrap_or_default() {
                     "assistant" => {
-                        self.assistant_end(&message, out);
+                        self.assistant_end(message, out);
                         self.give_meta(out);
                         // What the message did not use is not another message's.
                         self.meta = None;
                     }
                     "user" => {
-                        let mut rec = own(Event::Prompt { text: content_text(&message["content"]) });
-                        if only_text(&message) {
-                            if let Some(t) = message.get("timestamp") {
-                                rec.extra.insert("timestamp", t.clone());
-                            }
-                        } else {
-                            // More than its text and time (an image, a member of its own): all
-                            // of it, for a base-context target to write as it was.
-                            rec.extra.insert("message", message.clone());
-                        }
+                        let plain = only_text(&message);
+                        let text = content_kept(message.remove("content")).into_string();
+                        let mut rec = own(Event::Prompt { text });
+                        // Only its text and time, or more (an image, a member of its own): all of
+                        // it, for a base-context target to write as it was.
+                        rec.extra = match (plain, message.remove("timestamp"), whole) {
+                            (true, Some(t), _) => Extra::from_members(vec![(Cow::Borrowed("timestamp"), t)]),
+                            (true, None, _) | (false, _, None) => Extra::new(),
+                            (false, _, Some(w)) => Extra::from_members(vec![(Cow::Borrowed("message"), w)]),
+                        };
                         out.push(rec);
                     }
                     "toolResult" => {
-                        let id = message["toolCallId"].as_str().unwrap_or_default().to_string();
-                        let name = message["toolName"].as_str().map(str::to_string);
-                        let failed = message["isError"].as_bool().unwrap_or(false);
-                        if self.tool_result(id, name, failed, content_text(&message["content"]).into(), out) {
-                            if let (Some(d), Some(rec)) = (message.get("details"), out.records.last_mut()) {
-                                rec.extra.insert("details", d.clone());
+                        let id = message.get_str("toolCallId").unwrap_or_default().into_owned();
+                        let name = message.get_str("toolName").map(Cow::into_owned);
+                        // As `tool_execution_end`'s is read: a boolean, or the word written as a string.
+                        let failed = message.get("isError").and_then(Member::bool_taken).unwrap_or(false);
+                        let output = content_kept(message.remove("content"));
+                        if self.tool_result(id, name, failed, output, out) {
+                            if let (Some(d), Some(rec)) = (message.remove("details"), out.records.last_mut()) {
+                                rec.extra = Extra::from_members(vec![(Cow::Borrowed("details"), d)]);
                             }
                         }
                     }
                     "custom" => {
+                        let message = whole.map_or(Value::Null, Member::into_value);
                         let details = &message["details"];
                         let failed = (message["customType"] == "session_slash_command_result"
                             && details["success"] == false)
@@ -492,11 +543,11 @@ impl Decode for Decoder {
                         // Its kind, details and time have no place in the model: all of it, for a
                         // base-context target to write as it was.
                         let mut rec = own(Event::Notice { text });
-                        rec.extra.insert("message", message.clone());
+                        rec.extra.insert("message", message);
                         out.push(rec);
                     }
                     _ => {
-                        m.insert("message", message);
+                        m.insert("message", whole.map_or(Value::Null, Member::into_value));
                         out.push(own(Event::Extension { line: whole_line(kind, m) }));
                         return Ok(());
                     }
@@ -507,8 +558,8 @@ impl Decode for Decoder {
                 return Ok(());
             }
             "tool_execution_start" => {
-                let call = serde_json::json!({"id": m.get_value("toolCallId"), "name": m.get_value("toolName"), "arguments": m.get_value("args")});
-                self.tool_call(&call, out);
+                let name = m.get_str("toolName");
+                self.tool_call(&m.get_str("toolCallId").unwrap_or_default(), name, m.get_value("args"), out);
                 if out.records.is_empty() {
                     out.fold();
                 }

@@ -420,6 +420,16 @@ impl<'a> Object<'a> {
         })
     }
 
+    /// [`Object::parse`] for the text of a member this crate's scan (or serde_json) has read
+    /// and vouched for already, as JSON: the members' own nested values are stepped over, not
+    /// checked again ([`crate::scan::object_vouched`]). `None` when it is no object.
+    pub fn parse_vouched(text: &'a str) -> Option<Object<'a>> {
+        match crate::scan::object_vouched(text) {
+            Some(members) => Object::deduplicated(members, text).ok(),
+            None => Object::parse(text).ok()?.ok(),
+        }
+    }
+
     /// A key given twice keeps its first place and its last value, as `serde_json::Map` does.
     fn deduplicated(members: Vec<(Cow<'a, str>, Member<'a>)>, text: &'a str) -> Result<Self, serde_json::Error> {
         if members.len() > SMALL {

@@ -11,6 +11,7 @@
 //! what it accepts.
 
 use std::borrow::Cow;
+use std::ops::ControlFlow;
 
 /// Nesting this deep or deeper is left to serde_json, whose limit is 128.
 const NEAR_LIMIT: usize = 120;
@@ -21,7 +22,18 @@ use crate::text::{read_inside, AsIs};
 /// The members of `text` if it is a JSON object this scan can vouch for, in order (a repeated
 /// key appears each time); `None` when serde_json should decide.
 pub(crate) fn object(text: &str) -> Option<Vec<(Cow<'_, str>, Member<'_>)>> {
-    let mut s = Scanner { b: text.as_bytes(), i: 0, depth: 0 };
+    object_in(Scanner::new(text, false), text)
+}
+
+/// [`object`] for text this scan has read and vouched for already (a member of a line it
+/// took): the members' nested values are only stepped over, not checked again. A decoder that
+/// reads a nested object (a message, its content blocks) would otherwise check its whole
+/// depth once more for each level it takes apart.
+pub(crate) fn object_vouched(text: &str) -> Option<Vec<(Cow<'_, str>, Member<'_>)>> {
+    object_in(Scanner::new(text, true), text)
+}
+
+fn object_in<'a>(mut s: Scanner<'_>, text: &'a str) -> Option<Vec<(Cow<'a, str>, Member<'a>)>> {
     s.ws();
     s.eat(b'{')?;
     let mut members = Vec::with_capacity(8);
@@ -72,11 +84,15 @@ fn between(text: &str, from: usize, to: usize) -> &str {
     unsafe { text.get_unchecked(from..to) }
 }
 
-/// The elements of `text` if it is a JSON array this scan can vouch for, each as its JSON
-/// text; `None` when serde_json should decide. For reading a member that is a list (a
-/// message's content blocks) without building a tree for it.
-pub(crate) fn array(text: &str) -> Option<Vec<&str>> {
-    let mut s = Scanner { b: text.as_bytes(), i: 0, depth: 0 };
+/// The elements of `text`, a JSON array this scan (or serde_json) has read and vouched for
+/// already, each as its JSON text; `None` when it is no array. For reading a member that is a
+/// list (a message's content blocks) without building a tree for it: as [`object_vouched`],
+/// nested values are stepped over, not checked again.
+pub(crate) fn array_vouched(text: &str) -> Option<Vec<&str>> {
+    array_in(Scanner::new(text, true), text)
+}
+
+fn array_in<'a>(mut s: Scanner<'_>, text: &'a str) -> Option<Vec<&'a str>> {
     s.ws();
     s.eat(b'[')?;
     let mut elements = Vec::new();
@@ -108,7 +124,7 @@ pub(crate) fn array(text: &str) -> Option<Vec<&str>> {
 /// text (tool-call arguments) go on as text without building its value, when that value would
 /// be written back as the same text.
 pub(crate) fn compact_json(text: &str) -> bool {
-    let mut s = Scanner { b: text.as_bytes(), i: 0, depth: 0 };
+    let mut s = Scanner::new(text, false);
     s.compact_value().is_some() && s.i == s.b.len()
 }
 
@@ -120,9 +136,54 @@ struct Scanner<'a> {
     b: &'a [u8],
     i: usize,
     depth: usize,
+    /// The text was read and vouched for by this scan before: nested values are stepped over
+    /// ([`Scanner::skip_nested`]), not checked.
+    vouched: bool,
 }
 
 impl<'a> Scanner<'a> {
+    fn new(text: &'a str, vouched: bool) -> Self {
+        Scanner { b: text.as_bytes(), i: 0, depth: 0, vouched }
+    }
+
+    /// Past the rest of an object or array whose opening bracket is read, in vouched text:
+    /// brackets counted outside strings, strings stepped over sixteen bytes at a time.
+    fn skip_nested(&mut self) -> Option<()> {
+        let mut depth = 1usize;
+        loop {
+            match self.next()? {
+                b'"' => self.skip_string()?,
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(());
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Past the rest of a string whose opening quote is read, in vouched text: only its
+    /// closing quote and its escapes are looked at.
+    fn skip_string(&mut self) -> Option<()> {
+        let b = self.b;
+        let end = crate::json::walk_specials(
+            b,
+            self.i,
+            || false,
+            |at| match b[at] {
+                b'"' => ControlFlow::Break(at + 1),
+                // An escape's second byte is never a quote that closes the string (and a
+                // `\u` escape's hex digits are no special).
+                b'\\' => ControlFlow::Continue(at + 2),
+                _ => ControlFlow::Continue(at + 1),
+            },
+        )?;
+        self.i = end;
+        Some(())
+    }
     fn peek(&self) -> Option<u8> {
         self.b.get(self.i).copied()
     }
@@ -175,6 +236,7 @@ impl<'a> Scanner<'a> {
     fn value(&mut self) -> Option<AsIs> {
         match self.next()? {
             b'"' => return self.string(),
+            b'{' | b'[' if self.vouched => self.skip_nested(),
             b'{' => self.nested(b'}', true),
             b'[' => self.nested(b']', false),
             b't' => self.word(b"rue"),
@@ -470,11 +532,10 @@ pub(crate) mod tests {
 
     #[test]
     fn arrays_are_split_into_their_elements_text() {
-        assert_eq!(array(" [1, \"a]\" ,{\"b\":[2]}, [] ] ").unwrap(), ["1", "\"a]\"", "{\"b\":[2]}", "[]"]);
-        assert_eq!(array("[]").unwrap(), Vec::<&str>::new());
-        for text in ["[", "[1,]", "[1 2]", "{}", "[1]x", "[\"\\ud800\"]"] {
-            assert!(array(text).is_none(), "{text:?}");
-        }
+        let text = " [1, \"a]\\\"[\" ,{\"b\":[2,\"}\"]}, [] ] ";
+        assert_eq!(array_vouched(text).unwrap(), ["1", "\"a]\\\"[\"", "{\"b\":[2,\"}\"]}", "[]"]);
+        assert_eq!(array_vouched("[]").unwrap(), Vec::<&str>::new());
+        assert!(array_vouched("{}").is_none());
     }
 
     /// Lines built from pieces that are often valid JSON and often just not.
@@ -512,10 +573,6 @@ pub(crate) mod tests {
             if let Some(m) = ours(&body) {
                 prop_assert_eq!(Some(m), serde_members(&body));
             }
-            if let Some(elements) = array(&body) {
-                let theirs: Vec<Box<serde_json::value::RawValue>> = serde_json::from_str(&body).unwrap();
-                prop_assert_eq!(elements, theirs.iter().map(|r| r.get()).collect::<Vec<_>>());
-            }
         }
 
         #[test]
@@ -529,6 +586,32 @@ pub(crate) mod tests {
             if let Some(text) = one_byte_changed(bytes, at, with, how) {
                 if let Some(m) = ours(&text) {
                     prop_assert_eq!(Some(m), serde_members(&text));
+                }
+            }
+        }
+
+        #[test]
+        fn vouched_text_is_split_as_the_checked_scan_and_serde_json_split_it(
+            v in any_json(),
+            ws in prop::sample::select(vec!["", " ", "\n\t "]),
+        ) {
+            let compact = serde_json::to_string(&serde_json::json!({"k": v, "and": [v, {"in": v}], "n": 1})).unwrap();
+            let spaced = format!("{ws}{}{ws}", serde_json::to_string_pretty(&serde_json::json!({"k": v, "n": [v]})).unwrap());
+            for text in [compact, spaced] {
+                let vouched = object_vouched(&text).map(|m| {
+                    m.into_iter().map(|(k, v)| match v {
+                        Member::Raw(v, _) => (k.into_owned(), v.to_string()),
+                        Member::Value(_) => panic!("a scanned member is raw"),
+                    }).collect::<Vec<_>>()
+                });
+                prop_assert_eq!(&vouched, &ours(&text), "{}", text);
+                prop_assert_eq!(vouched, serde_members(&text));
+                // Each member's value as a list, where it is one.
+                for (_, raw) in serde_members(&text).unwrap() {
+                    let theirs: Result<Vec<Box<serde_json::value::RawValue>>, _> = serde_json::from_str(&raw);
+                    let theirs = theirs.ok().map(|t| t.iter().map(|r| r.get().to_string()).collect::<Vec<_>>());
+                    let ours = array_vouched(&raw).map(|e| e.into_iter().map(str::to_string).collect::<Vec<_>>());
+                    prop_assert_eq!(ours, theirs, "{}", raw);
                 }
             }
         }
@@ -666,12 +749,12 @@ pub(crate) mod tests {
             any::<bool>().prop_map(Value::Bool),
             any::<i64>().prop_map(Value::from),
             (-1e6f64..1e6).prop_map(Value::from),
-            "[a-z\"\\\\/\n\t\u{1}é🙂\u{2028}<]{0,40}".prop_map(Value::String),
+            "[a-z\"\\\\/\n\t\u{1}é🙂\u{2028}<{}\\[\\]]{0,40}".prop_map(Value::String),
         ];
         leaf.prop_recursive(4, 24, 4, |inner| {
             prop_oneof![
                 prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-                prop::collection::vec(("[a-z\"]{0,3}", inner), 0..4)
+                prop::collection::vec(("[a-z\"{\\]]{0,3}", inner), 0..4)
                     .prop_map(|v| Value::Object(v.into_iter().collect())),
             ]
         })

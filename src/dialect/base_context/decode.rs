@@ -18,7 +18,7 @@ use crate::text::AsIs;
 /// when it is no object.
 fn object_of(m: Member<'_>) -> Option<Object<'_>> {
     match m {
-        Member::Raw(raw, _) if raw.starts_with('{') => Object::parse(raw).ok()?.ok(),
+        Member::Raw(raw, _) if raw.starts_with('{') => Object::parse_vouched(raw),
         Member::Value(v) => match *v {
             Value::Object(o) => Some(Object::from(o)),
             _ => None,
@@ -37,7 +37,7 @@ fn member_of<'a>(m: Member<'a>, key: &str) -> Option<Member<'a>> {
 /// when it is no list.
 fn objects_of<'a>(list: &Member<'a>) -> Vec<Option<Object<'a>>> {
     if let Member::Raw(raw, _) = list {
-        if let Some(items) = crate::scan::array(raw) {
+        if let Some(items) = crate::scan::array_vouched(raw) {
             return items.into_iter().map(|item| object_of(Member::Raw(item, AsIs::UNKNOWN))).collect();
         }
     }
@@ -111,7 +111,7 @@ fn assistant_meta(message: Member<'_>) -> Option<Extra> {
         }
     }
     let mut o = match message {
-        Member::Raw(raw, _) => Object::parse(raw).ok()?.ok()?,
+        Member::Raw(raw, _) => Object::parse_vouched(raw)?,
         Member::Value(v) => match *v {
             Value::Object(o) => Object::from(o),
             _ => return None,
@@ -429,12 +429,12 @@ impl Decode for Decoder {
                 let raw = m.remove("assistantMessageEvent");
                 let mut partial = None;
                 let ev = match &raw {
-                    Some(Member::Raw(text, _)) => match Object::parse(text) {
-                        Ok(Ok(mut o)) => {
+                    Some(Member::Raw(text, _)) => match Object::parse_vouched(text) {
+                        Some(mut o) => {
                             partial = o.remove("partial");
                             Value::Object(o.into_fields())
                         }
-                        _ => Value::Null,
+                        None => Value::Null,
                     },
                     Some(Member::Value(v)) => (**v).clone(),
                     None => Value::Null,
@@ -576,18 +576,9 @@ impl Decode for Decoder {
                 let id = m.take_str("toolCallId").unwrap_or_default();
                 let name = m.take_str("toolName");
                 let failed = m.take_bool("isError").unwrap_or(false);
-                let (content, details) = match m.remove("result") {
-                    Some(Member::Raw(raw, _)) if raw.starts_with('{') => match Object::parse(raw) {
-                        Ok(Ok(mut o)) => (o.remove("content"), o.remove("details")),
-                        _ => (None, None),
-                    },
-                    Some(Member::Value(v)) => match *v {
-                        Value::Object(mut o) => {
-                            (o.shift_remove("content").map(Member::value), o.shift_remove("details").map(Member::value))
-                        }
-                        _ => (None, None),
-                    },
-                    _ => (None, None),
+                let (content, details) = match m.remove("result").and_then(object_of) {
+                    Some(mut o) => (o.remove("content"), o.remove("details")),
+                    None => (None, None),
                 };
                 if !self.tool_result(id, name, failed, content_kept(content), out) {
                     out.fold();

@@ -43,10 +43,10 @@ pub(crate) fn content_kept(content: Option<Member<'_>>) -> Text {
         if let Some(inner) = raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
             return Text::from_json_inner_known(inner, as_is);
         }
-        if let Some(blocks) = crate::scan::array(raw) {
+        if let Some(blocks) = crate::scan::array_vouched(raw) {
             let mut text = Text::default();
             for block in blocks {
-                let Ok(Ok(mut block)) = Object::parse(block) else { continue };
+                let Some(mut block) = Object::parse_vouched(block) else { continue };
                 if block.get_str("type").as_deref() == Some("text") {
                     if let Some(t) = block.take_kept_str("text") {
                         text.push(&t);

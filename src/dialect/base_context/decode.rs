@@ -151,16 +151,15 @@ fn content_is_list(m: &Member<'_>) -> bool {
     }
 }
 
-/// Block `i` of a partial message's content, read without building the rest of the message
-/// (which holds everything streamed so far).
-fn block_of(partial: Member<'_>, i: usize) -> Value {
-    let Some(content) = member_of(partial, "content") else { return Value::Null };
-    match content {
-        Member::Raw(raw, _) => serde_json::from_str::<Vec<&serde_json::value::RawValue>>(raw)
-            .ok()
-            .and_then(|blocks| serde_json::from_str(blocks.get(i)?.get()).ok())
-            .unwrap_or(Value::Null),
-        Member::Value(v) => v[i].clone(),
+/// Block `i` of a partial message's content where it is an object, read without building the
+/// rest of the message (which holds everything streamed so far).
+fn block_of(partial: Member<'_>, i: usize) -> Option<Object<'_>> {
+    match member_of(partial, "content")? {
+        Member::Raw(raw, _) => object_of(Member::Raw(crate::scan::array_vouched(raw)?.get(i)?, AsIs::UNKNOWN)),
+        Member::Value(v) => match *v {
+            Value::Array(mut blocks) if i < blocks.len() => object_of(Member::value(blocks.swap_remove(i))),
+            _ => None,
+        },
     }
 }
 
@@ -239,19 +238,16 @@ impl Decoder {
                     out.push(own(Event::ReasoningStart { reset: None }));
                     out.push(own(Event::ReasoningEnd { text: block.get_str("thinking").map(Cow::into_owned) }));
                 }
-                Some("toolCall") => {
-                    let arguments = block.get("arguments").map(Member::to_value);
-                    self.tool_call(&block.get_str("id").unwrap_or_default(), block.get_str("name"), arguments, out);
-                }
+                Some("toolCall") => self.tool_call_of(block, out),
                 _ => {}
             }
         }
     }
 
-    /// A tool call given as a `Value` (a `toolCall` of an update).
-    fn tool_call_value(&mut self, call: &Value, out: &mut Decoded) {
-        let name = call["name"].as_str().map(Cow::Borrowed);
-        self.tool_call(call["id"].as_str().unwrap_or_default(), name, call.get("arguments").cloned(), out);
+    /// The tool call a content block or an update's `toolCall` gives.
+    fn tool_call_of(&mut self, call: &Object<'_>, out: &mut Decoded) {
+        let arguments = call.get("arguments").map(Member::to_value);
+        self.tool_call(&call.get_str("id").unwrap_or_default(), call.get_str("name"), arguments, out);
     }
 
     /// Call `id`, unless it was issued already.
@@ -427,50 +423,37 @@ impl Decode for Decoder {
                 // The event without its `partial` message (all of the message so far, which
                 // the events before it gave piece by piece), unless it is kept whole below.
                 let raw = m.remove("assistantMessageEvent");
-                let mut partial = None;
-                let ev = match &raw {
-                    Some(Member::Raw(text, _)) => match Object::parse_vouched(text) {
-                        Some(mut o) => {
-                            partial = o.remove("partial");
-                            Value::Object(o.into_fields())
-                        }
-                        None => Value::Null,
-                    },
-                    Some(Member::Value(v)) => (**v).clone(),
-                    None => Value::Null,
-                };
-                if !ev["type"].is_string() {
+                let mut ev = raw.clone().and_then(object_of).unwrap_or_default();
+                let partial = ev.remove("partial");
+                let Some(what) = ev.get_str("type").map(Cow::into_owned) else {
                     return Err(LineError::bad("message_update without an assistantMessageEvent type"));
-                }
-                let index = ev["contentIndex"].as_u64();
-                let text = |k: &str| ev[k].as_str().unwrap_or_default().to_string();
-                match ev["type"].as_str().unwrap_or_default() {
+                };
+                let index = ev.get("contentIndex").and_then(Member::as_u64);
+                let text = |k: &str| ev.get_str(k).unwrap_or_default().into_owned();
+                match what.as_str() {
                     "text_start" => out.push(own(Event::TextStart)),
                     "text_delta" => out.push(own(Event::TextDelta { text: text("delta"), chars: None })),
                     "text_end" => {
                         index.map(|i| self.done_blocks.insert(i));
-                        out.push(own(Event::TextEnd { text: ev["content"].as_str().map(str::to_string) }));
+                        out.push(own(Event::TextEnd { text: ev.get_str("content").map(Cow::into_owned) }));
                     }
                     "thinking_start" => out.push(own(Event::ReasoningStart { reset: None })),
                     "thinking_delta" => out.push(own(Event::ReasoningDelta { text: text("delta") })),
                     "thinking_end" => {
                         index.map(|i| self.done_blocks.insert(i));
-                        out.push(own(Event::ReasoningEnd { text: ev["content"].as_str().map(str::to_string) }));
+                        out.push(own(Event::ReasoningEnd { text: ev.get_str("content").map(Cow::into_owned) }));
                     }
                     "toolcall_start" => {
                         // With --json-deltas the start names its call; without, the partial
                         // message's block at the event's index does.
-                        let named = match &ev["toolCall"] {
-                            Value::Object(_) => ev["toolCall"].clone(),
-                            _ => match (partial.take(), index) {
-                                (Some(p), Some(i)) => block_of(p, i as usize),
-                                (None, Some(i)) => ev["partial"]["content"][i as usize].clone(),
-                                _ => Value::Null,
-                            },
+                        let named = match ev.remove("toolCall").and_then(object_of) {
+                            Some(call) => Some(call),
+                            None => partial.zip(index).and_then(|(p, i)| block_of(p, i as usize)),
                         };
+                        let named = named.unwrap_or_default();
                         out.push(own(Event::ToolDraft(ToolDraft {
-                            id: named["id"].as_str().map(str::to_string),
-                            name: named["name"].as_str().map(str::to_string),
+                            id: named.get_str("id").map(Cow::into_owned),
+                            name: named.get_str("name").map(Cow::into_owned),
                             ..ToolDraft::default()
                         })));
                     }
@@ -478,7 +461,8 @@ impl Decode for Decoder {
                         .push(own(Event::ToolDraft(ToolDraft { delta: Some(text("delta")), ..ToolDraft::default() }))),
                     "toolcall_end" => {
                         index.map(|i| self.done_blocks.insert(i));
-                        self.tool_call_value(&ev["toolCall"], out);
+                        let call = ev.remove("toolCall").and_then(object_of).unwrap_or_default();
+                        self.tool_call_of(&call, out);
                         if out.records.is_empty() {
                             out.fold();
                         }

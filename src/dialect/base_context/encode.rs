@@ -101,7 +101,8 @@ pub struct Encoder {
     /// `loop_messages` holds them: they follow that message in the loop's list.
     held_messages: Vec<u8>,
     /// The loop's last assistant message, which a round's `turn_end` repeats.
-    last_assistant: Option<Value>,
+    /// (Compact JSON text; empty for none.)
+    last_assistant: Vec<u8>,
     messages: u64,
     /// Calls made and not yet answered, and those running (bounded as the normalizer bounds
     /// open calls).
@@ -121,16 +122,9 @@ pub struct Encoder {
     next_meta: Option<Meta>,
 }
 
-/// Adds a message to a list of the loop's messages (for its `agent_end`), as compact JSON
-/// text; where its text is there.
-fn keep(list: &mut Vec<u8>, message: &Value) -> Range<usize> {
-    let mut text = Vec::new();
-    write_value(&mut text, message, Layout::Compact);
-    keep_text(list, &text)
-}
-
-/// [`keep`] for a message already written as compact JSON.
-fn keep_text(list: &mut Vec<u8>, message: &[u8]) -> Range<usize> {
+/// Adds a message, written as compact JSON, to a list of the loop's messages (for its
+/// `agent_end`); where its text is there.
+fn keep(list: &mut Vec<u8>, message: &[u8]) -> Range<usize> {
     if !list.is_empty() {
         list.push(b',');
     }
@@ -152,7 +146,7 @@ impl Encoder {
             round_results: Vec::new(),
             loop_messages: Vec::new(),
             held_messages: Vec::new(),
-            last_assistant: None,
+            last_assistant: Vec::new(),
             messages: 0,
             calls: IndexMap::new(),
             started: IndexMap::new(),
@@ -299,8 +293,36 @@ impl Encoder {
         line_to(&self.msg, &mut self.held, sink.out)
     }
 
+    /// [`Encoder::assistant`] as compact JSON: written straight where the message has no
+    /// members of its own that would take the place of one of the model's (or repeat one).
+    fn write_message(&self, out: &mut Vec<u8>, m: &Message, ctx: &Context, stop: &str, error: Option<&str>) {
+        const MODEL_KEYS: [&str; 9] =
+            ["role", "content", "api", "provider", "model", "usage", "stopReason", "timestamp", "errorMessage"];
+        let distinct = m.members.iter().enumerate().all(|(n, (k, _))| {
+            !MODEL_KEYS.contains(&k.as_str()) && m.members[..n].iter().all(|(before, _)| before != k)
+        });
+        if !distinct {
+            write_value(out, &self.assistant(m, ctx, stop, error), Layout::Compact);
+            return;
+        }
+        self.write_assistant(out, m, ctx, stop);
+        out.pop();
+        if let Some(e) = error {
+            out.extend_from_slice(b",\"errorMessage\":");
+            write_str(out, e, Layout::Compact);
+        }
+        for (k, v) in &m.members {
+            out.push(b',');
+            write_str(out, k, Layout::Compact);
+            out.push(b':');
+            write_value(out, v, Layout::Compact);
+        }
+        out.push(b'}');
+    }
+
     /// [`Encoder::assistant`] written straight to `out` as compact JSON, byte for byte, without
-    /// copying the content into a tree first (the plain form writes it twice per update).
+    /// copying the content into a tree first (the plain form writes it twice per update), for a
+    /// message without an error or members of its own.
     fn write_assistant(&self, out: &mut Vec<u8>, m: &Message, ctx: &Context, stop: &str) {
         out.extend_from_slice(b"{\"role\":\"assistant\",\"content\":[");
         for (n, block) in m.content.iter().enumerate() {
@@ -389,14 +411,13 @@ impl Encoder {
         if self.msg.is_none() {
             self.messages += 1;
             let m = Message::new(State::Open, self.messages, self.next_meta.take().unwrap_or_default());
-            let snapshot = self.assistant(&m, ctx, "stop", None);
+            let mut snapshot = std::mem::take(&mut self.scratch);
+            snapshot.clear();
+            self.write_message(&mut snapshot, &m, ctx, "stop", None);
             self.msg = Some(m);
-            let mut pairs = vec![("type", json!("message_start"))];
-            if self.deltas {
-                pairs.push(("messageId", json!(self.messages)));
-            }
-            pairs.push(("message", snapshot));
-            self.put(sink, obj(pairs));
+            let id = self.deltas.then_some(self.messages);
+            write_message_line(self.out(sink), "message_start", id, &snapshot);
+            self.scratch = snapshot;
         }
     }
 
@@ -511,7 +532,9 @@ impl Encoder {
             (None, None) => ("stop", None),
         };
         let m = self.msg.as_ref().expect("checked");
-        let message = self.assistant(m, ctx, reason, error);
+        let mut message = std::mem::take(&mut self.last_assistant);
+        message.clear();
+        self.write_message(&mut message, m, ctx, reason, error);
         self.last_stop = reason.to_string();
         self.last_text = Some(m.text());
         let id = self.deltas.then_some(m.id);
@@ -522,7 +545,7 @@ impl Encoder {
             self.loop_messages.push(b',');
             self.loop_messages.extend_from_slice(&later);
         }
-        self.last_assistant = Some(message);
+        self.last_assistant = message;
         let held = std::mem::take(&mut self.held);
         sink.out.extend_from_slice(&held);
     }
@@ -532,21 +555,24 @@ impl Encoder {
             return;
         }
         self.end_message(ctx, sink, None);
-        let message = match (&self.msg, self.last_assistant.clone()) {
-            (Some(_), Some(m)) => m,
-            _ => {
-                // A round without an assistant message: an empty one stands for it.
-                let m = Message::new(State::Written, 0, Meta::default());
-                self.assistant(&m, ctx, "stop", None)
-            }
+        let last = std::mem::take(&mut self.last_assistant);
+        let mut stand_in = Vec::new();
+        let message = if self.msg.is_some() && !last.is_empty() {
+            &last
+        } else {
+            // A round without an assistant message: an empty one stands for it.
+            let m = Message::new(State::Written, 0, Meta::default());
+            self.write_message(&mut stand_in, &m, ctx, "stop", None);
+            &stand_in
         };
         let results = std::mem::take(&mut self.round_results);
         let out = self.out(sink);
         out.extend_from_slice(b"{\"type\":\"turn_end\",\"message\":");
-        write_value(out, &message, Layout::Compact);
+        out.extend_from_slice(message);
         out.extend_from_slice(b",\"toolResults\":[");
         out.extend_from_slice(&results);
         out.extend_from_slice(b"]}\n");
+        self.last_assistant = last;
         self.round_open = false;
         self.msg = None;
     }
@@ -555,7 +581,7 @@ impl Encoder {
         self.close_round(ctx, sink);
         if self.loop_open {
             let messages = std::mem::take(&mut self.loop_messages);
-            self.last_assistant = None;
+            self.last_assistant.clear();
             // Straight to the output, a block at a time: the list can be large, and is not
             // held twice (unless the line itself is held, as it never is once the round closed).
             let held = waits(&self.msg);
@@ -576,7 +602,7 @@ impl Encoder {
     fn refuse(&mut self, ctx: &Context, sink: &mut Sink<'_>, refusal: Value) {
         self.close_round(ctx, sink);
         self.loop_messages.clear();
-        self.last_assistant = None;
+        self.last_assistant.clear();
         self.loop_open = false;
         self.put(sink, json!({"type": "agent_end", "refusal": refusal}));
         self.last_stop = "error".into();
@@ -654,7 +680,7 @@ impl Encoder {
         message.extend_from_slice(b",\"isError\":");
         message.extend_from_slice(failed);
         message.extend_from_slice(format!(",\"timestamp\":{}}}", self.epoch_ms).as_bytes());
-        keep_text(&mut self.round_results, &message);
+        keep(&mut self.round_results, &message);
         self.whole_message_text(sink, &message);
         self.calls.shift_remove(id);
     }
@@ -673,7 +699,7 @@ impl Encoder {
         // rest) follows that message in the loop's list too.
         let waiting = self.msg.as_ref().is_some_and(|m| m.state == State::Ended);
         let mut kept = std::mem::take(if waiting { &mut self.held_messages } else { &mut self.loop_messages });
-        let text = keep_text(&mut kept, message);
+        let text = keep(&mut kept, message);
         // The message's text is written once, into the list, and copied into its lines.
         for kind in ["message_start", "message_end"] {
             write_message_line(self.out(sink), kind, None, &kept[text.clone()]);
@@ -1131,6 +1157,25 @@ mod tests {
             let mut tree = Vec::new();
             write_value(&mut tree, &enc.assistant(&m, &ctx, "toolUse", None), Layout::Compact);
             assert_eq!(String::from_utf8(straight).unwrap(), String::from_utf8(tree).unwrap());
+        }
+        // With an error, and with members of its own: beside the model's, in place of one of
+        // them, or twice (the last one said is the one written, where the first was).
+        let own = |pairs: &[(&str, Value)]| pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect::<Vec<_>>();
+        let members = [
+            own(&[]),
+            own(&[("responseId", json!("r\"1")), ("extra", json!({"b": [1, "<"], "a": null}))]),
+            own(&[("model", json!("theirs")), ("n", json!(1))]),
+            own(&[("errorMessage", json!("said"))]),
+            own(&[("n", json!(1)), ("m", json!(2)), ("n", json!(3))]),
+        ];
+        let ctx = Context { model: Some("m".into()), ..Context::default() };
+        for (members, error) in members.iter().flat_map(|m| [(m, None), (m, Some("boom \"x\"\n"))]) {
+            m.members.clone_from(members);
+            let mut straight = Vec::new();
+            enc.write_message(&mut straight, &m, &ctx, "error", error);
+            let mut tree = Vec::new();
+            write_value(&mut tree, &enc.assistant(&m, &ctx, "error", error), Layout::Compact);
+            assert_eq!(String::from_utf8(straight).unwrap(), String::from_utf8(tree).unwrap(), "{members:?} {error:?}");
         }
     }
 }

@@ -158,6 +158,45 @@ impl Text {
         self.s.is_empty()
     }
 
+    /// How many bytes its characters take decoded, and what follows the first `n` of them
+    /// (`None` where `n` is past the end or inside a character): what `as_str()`'s `len()` and
+    /// `get(n..)` give, without decoding the text. For a target that sends only what is new in
+    /// output given whole each time, counted in decoded bytes.
+    pub fn after_decoded(&self, n: usize) -> (usize, Option<Text>) {
+        let tail = |at: usize| {
+            let s = self.s[at..].to_string();
+            let escaped = self.escaped && memchr::memchr(b'\\', s.as_bytes()).is_some();
+            // What holds of every escape and character holds of a part of them.
+            Text { s, escaped, as_is: self.as_is }
+        };
+        if !self.escaped {
+            return (self.s.len(), self.s.is_char_boundary(n).then(|| tail(n)).filter(|_| n <= self.s.len()));
+        }
+        let b = self.s.as_bytes();
+        // `i` in the kept form is `decoded` bytes into the characters.
+        let (mut i, mut decoded, mut at) = (0, 0, None);
+        loop {
+            let next = memchr::memchr(b'\\', &b[i..]).map_or(b.len(), |k| i + k);
+            // Up to the escape, the bytes are the characters'.
+            if at.is_none() && (decoded..=decoded + (next - i)).contains(&n) {
+                let k = i + (n - decoded);
+                at = Some(self.s.is_char_boundary(k).then_some(k));
+            }
+            decoded += next - i;
+            if next == b.len() {
+                break;
+            }
+            let Some((c, len)) = crate::object::unescape_one(b, next) else {
+                // A lone surrogate, which only serde_json decodes.
+                let whole = self.as_str();
+                return (whole.len(), whole.get(n..).map(Text::from));
+            };
+            decoded += c.len_utf8();
+            i = next + len;
+        }
+        (decoded, at.flatten().map(tail))
+    }
+
     /// Whether it is kept with escapes (its length as read is then not its length decoded).
     pub fn is_escaped(&self) -> bool {
         self.escaped
@@ -535,6 +574,31 @@ pub(crate) mod tests {
             let mut out = Vec::new();
             text.write(&mut out, Layout::Go);
             prop_assert_eq!(String::from_utf8(out).unwrap(), written(&want, Layout::Go));
+        }
+
+        #[test]
+        fn what_follows_n_decoded_bytes_is_what_follows_them_decoded(
+            s in "[a-z\"\\/\n\u{1}<é🙂\u{2028}]{0,24}",
+            form in 0..3usize,
+            n in 0..80usize,
+        ) {
+            let literal = match form {
+                0 => written(&s, Layout::Compact),
+                1 => ascii_literal(&s),
+                _ => String::new(),
+            };
+            // Form 2: kept as its characters (no escapes).
+            let text = if form == 2 { Text::from(s.as_str()) } else { Text::from_json_inner(inner(&literal)) };
+            let whole = text.as_str().into_owned();
+            let n = n % (whole.len() + 2);
+            let (len, rest) = text.after_decoded(n);
+            prop_assert_eq!(len, whole.len());
+            prop_assert_eq!(rest.as_ref().map(|r| r.as_str().into_owned()), whole.get(n..).map(str::to_string));
+            if let Some(rest) = rest {
+                let mut out = Vec::new();
+                rest.write(&mut out, Layout::Go);
+                prop_assert_eq!(String::from_utf8(out).unwrap(), written(&whole[n..], Layout::Go));
+            }
         }
 
         #[test]

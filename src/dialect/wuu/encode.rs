@@ -386,10 +386,10 @@ impl Encode for Encoder {
                 make_room(&mut self.streamed, id.as_str());
                 if *accumulated {
                     // All output so far: what is new since the last delta, by bytes decoded.
-                    let whole = text.as_str();
-                    self.streamed.insert(id.clone(), Some(whole.len()));
-                    let delta = whole.get(sent.unwrap_or(0)..).unwrap_or("");
-                    self.tool(sink, OUTPUT_DELTA, id, &[("delta", Field::Str(delta))], extra);
+                    let (len, delta) = text.after_decoded(sent.unwrap_or(0));
+                    self.streamed.insert(id.clone(), Some(len));
+                    let delta = delta.unwrap_or_default();
+                    self.tool(sink, OUTPUT_DELTA, id, &[("delta", Field::Text(&delta))], extra);
                 } else {
                     // Pieces: counted where that needs no decoding.
                     let plain = (!text.is_escaped()).then(|| text.as_read_len());
@@ -413,9 +413,10 @@ impl Encode for Encoder {
                     match self.streamed.get(id) {
                         None => self.tool(sink, OUTPUT_DELTA, id, &[("delta", Field::Text(output))], None),
                         Some(Some(sent)) => {
-                            let whole = output.as_str();
-                            if let Some(rest) = whole.get(*sent..).filter(|r| !r.is_empty()) {
-                                self.tool(sink, OUTPUT_DELTA, id, &[("delta", Field::Str(rest))], None);
+                            if let (_, Some(rest)) = output.after_decoded(*sent) {
+                                if !rest.is_empty() {
+                                    self.tool(sink, OUTPUT_DELTA, id, &[("delta", Field::Text(&rest))], None);
+                                }
                             }
                         }
                         Some(None) => {}

@@ -11,7 +11,6 @@
 //! what it accepts.
 
 use std::borrow::Cow;
-use std::ops::ControlFlow;
 
 /// Nesting this deep or deeper is left to serde_json, whose limit is 128.
 const NEAR_LIMIT: usize = 120;
@@ -166,24 +165,12 @@ impl<'a> Scanner<'a> {
     }
 
     /// Past the rest of a string whose opening quote is read, in vouched text: only its
-    /// closing quote and its escapes are looked at.
+    /// closing quote is looked for ([`crate::json::string_end`]).
     fn skip_string(&mut self) -> Option<()> {
-        let b = self.b;
-        let end = crate::json::walk_specials(
-            b,
-            self.i,
-            || false,
-            |at| match b[at] {
-                b'"' => ControlFlow::Break(at + 1),
-                // An escape's second byte is never a quote that closes the string (and a
-                // `\u` escape's hex digits are no special).
-                b'\\' => ControlFlow::Continue(at + 2),
-                _ => ControlFlow::Continue(at + 1),
-            },
-        )?;
-        self.i = end;
+        self.i = crate::json::string_end(self.b, self.i)?;
         Some(())
     }
+
     fn peek(&self) -> Option<u8> {
         self.b.get(self.i).copied()
     }

@@ -209,36 +209,19 @@ pub(crate) fn padded16(rest: &[u8]) -> [u8; 16] {
     padded(rest, b'a')
 }
 
-/// Two masks over the sixteen bytes of `bytes` at `i`: the backslashes, and the continuation
-/// bytes of UTF-8 (`10xxxxxx`, which start no character).
-pub(crate) fn char_masks(bytes: &[u8], i: usize) -> (u32, u32) {
-    let chunk = &bytes[i..i + 16];
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::*;
-        // SAFETY: SSE2 is in the x86-64 baseline; the load reads the sixteen bytes of `chunk`.
-        unsafe {
-            let x = _mm_loadu_si128(chunk.as_ptr().cast());
-            let backslash = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'\\' as i8));
-            // 0x80..=0xBF are the signed bytes below -64.
-            let continuation = _mm_cmplt_epi8(x, _mm_set1_epi8(-64));
-            (_mm_movemask_epi8(backslash) as u32, _mm_movemask_epi8(continuation) as u32)
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let (mut backslash, mut continuation) = (0, 0);
-        for (k, &b) in chunk.iter().enumerate() {
-            backslash |= u32::from(b == b'\\') << k;
-            continuation |= u32::from(b & 0xC0 == 0x80) << k;
-        }
-        (backslash, continuation)
-    }
+/// Three masks over the sixteen bytes of `bytes` at `i`, a bit per byte.
+#[derive(Clone, Copy)]
+pub(crate) struct ByteMasks {
+    pub quote: u32,
+    pub backslash: u32,
+    /// The continuation bytes of UTF-8 (`10xxxxxx`, which start no character).
+    pub continuation: u32,
 }
 
-/// Two masks over the sixteen bytes of `bytes` at `i`: the quotes, and the backslashes.
-#[inline]
-pub(crate) fn quote_masks(bytes: &[u8], i: usize) -> (u32, u32) {
+/// [`ByteMasks`] of the sixteen bytes of `bytes` at `i`. (Always inline, so that a caller's
+/// unused mask is not computed.)
+#[inline(always)]
+pub(crate) fn byte_masks(bytes: &[u8], i: usize) -> ByteMasks {
     let chunk = &bytes[i..i + 16];
     #[cfg(target_arch = "x86_64")]
     {
@@ -248,17 +231,38 @@ pub(crate) fn quote_masks(bytes: &[u8], i: usize) -> (u32, u32) {
             let x = _mm_loadu_si128(chunk.as_ptr().cast());
             let quote = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'"' as i8));
             let backslash = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'\\' as i8));
-            (_mm_movemask_epi8(quote) as u32, _mm_movemask_epi8(backslash) as u32)
+            // 0x80..=0xBF are the signed bytes below -64.
+            let continuation = _mm_cmplt_epi8(x, _mm_set1_epi8(-64));
+            ByteMasks {
+                quote: _mm_movemask_epi8(quote) as u32,
+                backslash: _mm_movemask_epi8(backslash) as u32,
+                continuation: _mm_movemask_epi8(continuation) as u32,
+            }
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let (mut quote, mut backslash) = (0, 0);
+        let mut m = ByteMasks { quote: 0, backslash: 0, continuation: 0 };
         for (k, &b) in chunk.iter().enumerate() {
-            quote |= u32::from(b == b'"') << k;
-            backslash |= u32::from(b == b'\\') << k;
+            m.quote |= u32::from(b == b'"') << k;
+            m.backslash |= u32::from(b == b'\\') << k;
+            m.continuation |= u32::from(b & 0xC0 == 0x80) << k;
         }
-        (quote, backslash)
+        m
+    }
+}
+
+/// [`byte_masks`] of the sixteen bytes of `bytes` at `i`, and how many of them are the text's:
+/// fewer than sixteen left are read through a copy padded with a plain character (whose bits
+/// the caller cuts off).
+#[inline(always)]
+pub(crate) fn byte_masks_at(bytes: &[u8], i: usize) -> (ByteMasks, usize) {
+    match bytes.get(i..i + 16) {
+        Some(_) => (byte_masks(bytes, i), 16),
+        None => {
+            let rest = &bytes[i..];
+            (byte_masks(&padded16(rest), 0), rest.len())
+        }
     }
 }
 
@@ -285,18 +289,8 @@ pub(crate) fn escaped_bytes(backslash: u32, carry: &mut u32) -> u32 {
 pub(crate) fn string_end(bytes: &[u8], mut i: usize) -> Option<usize> {
     let mut carry = 0;
     while i < bytes.len() {
-        let (quote, backslash, len) = match bytes.get(i..i + 16) {
-            Some(_) => {
-                let (q, b) = quote_masks(bytes, i);
-                (q, b, 16)
-            }
-            None => {
-                let rest = &bytes[i..];
-                let (q, b) = quote_masks(&padded16(rest), 0);
-                (q, b, rest.len())
-            }
-        };
-        let closing = quote & !escaped_bytes(backslash, &mut carry) & ((1u32 << len) - 1);
+        let (m, len) = byte_masks_at(bytes, i);
+        let closing = m.quote & !escaped_bytes(m.backslash, &mut carry) & ((1u32 << len) - 1);
         if closing != 0 {
             return Some(i + closing.trailing_zeros() as usize + 1);
         }

@@ -304,7 +304,7 @@ fn unescape_short(bytes: &[u8]) -> Option<String> {
     let mut i = 0;
     while i < bytes.len() {
         let next = if i + 16 <= bytes.len() {
-            let backslashes = crate::json::char_masks(bytes, i).0;
+            let backslashes = crate::json::byte_masks(bytes, i).backslash;
             let len = out.len();
             out.extend_from_slice(&bytes[i..i + 16]);
             if backslashes == 0 {

@@ -13,7 +13,7 @@ use std::ops::ControlFlow;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::json::{char_masks, escape_byte, next_special, padded16, walk_specials, write_str, Layout};
+use crate::json::{byte_masks_at, escape_byte, next_special, walk_specials, write_str, Layout};
 use crate::object::unescape_one;
 
 /// Which layouts write the inside of a string literal as it is (its escapes are theirs, and
@@ -341,18 +341,8 @@ fn escape(b: &[u8], i: usize, serde: &mut bool, go: &mut bool) -> Option<usize> 
 pub fn char_start(b: &[u8], n: usize, escapes: bool) -> Result<usize, usize> {
     let (mut chars, mut i) = (0, 0);
     while i < b.len() {
-        let (backslashes, continuations, len) = match b.get(i..i + 16) {
-            Some(_) => {
-                let (bs, cont) = char_masks(b, i);
-                (bs, cont, 16)
-            }
-            None => {
-                // Fewer than sixteen left: a copy padded with a plain character.
-                let rest = &b[i..];
-                let (bs, cont) = char_masks(&padded16(rest), 0);
-                (bs, cont, rest.len())
-            }
-        };
+        let (m, len) = byte_masks_at(b, i);
+        let (backslashes, continuations) = (m.backslash, m.continuation);
         let within = (1u32 << len) - 1;
         let backslashes = if escapes { backslashes & within } else { 0 };
         // The bytes before the first escape of the sixteen (all of them, if none).

@@ -110,13 +110,7 @@ fn assistant_meta(message: Member<'_>) -> Option<Extra> {
             return None;
         }
     }
-    let mut o = match message {
-        Member::Raw(raw, _) => Object::parse_vouched(raw)?,
-        Member::Value(v) => match *v {
-            Value::Object(o) => Object::from(o),
-            _ => return None,
-        },
-    };
+    let mut o = object_of(message)?;
     if o.get_str("role").as_deref() != Some("assistant") {
         return None;
     }

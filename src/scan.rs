@@ -16,7 +16,7 @@ use std::borrow::Cow;
 const NEAR_LIMIT: usize = 120;
 
 use crate::object::Member;
-use crate::text::{read_inside, AsIs};
+use crate::text::{check_inside, read_inside, AsIs};
 
 /// The members of `text` if it is a JSON object this scan can vouch for, in order (a repeated
 /// key appears each time); `None` when serde_json should decide.
@@ -219,6 +219,21 @@ impl<'a> Scanner<'a> {
         Some(inside.as_is)
     }
 
+    /// A string's inside and its closing quote (the opening one is read), checked as
+    /// [`Scanner::string`] checks it, its form not noted ([`check_inside`]).
+    fn check_string(&mut self) -> Option<()> {
+        if self.i + 16 <= self.b.len() {
+            let m = crate::json::special_mask(self.b, self.i, false);
+            let at = self.i + m.trailing_zeros() as usize;
+            if m != 0 && self.b[at] == b'"' {
+                self.i = at + 1;
+                return Some(());
+            }
+        }
+        self.i = check_inside(self.b, self.i)?;
+        Some(())
+    }
+
     /// A value; for a string, which layouts write its inside as it is.
     fn value(&mut self) -> Option<AsIs> {
         match self.next()? {
@@ -375,14 +390,19 @@ impl<'a> Scanner<'a> {
         self.ws();
         if !self.eat_if(close) {
             loop {
+                // A nested string's form is not kept: only checked.
                 if keyed {
                     self.eat(b'"')?;
-                    self.string()?;
+                    self.check_string()?;
                     self.ws();
                     self.eat(b':')?;
                     self.ws();
                 }
-                self.value()?;
+                if self.eat_if(b'"') {
+                    self.check_string()?;
+                } else {
+                    self.value()?;
+                }
                 self.ws();
                 match self.next()? {
                     b',' => self.ws(),

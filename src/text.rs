@@ -293,8 +293,30 @@ pub(crate) fn read_inside(b: &[u8], i: usize) -> Option<Inside> {
     Some(Inside { closed, as_is: AsIs::known(serde, go.get(), escaped) })
 }
 
+/// [`read_inside`] for a string whose form nobody asks about (one nested in a member): checked
+/// as it does, but stopping only at quotes, backslashes and control characters, not at the
+/// characters Go escapes. The index after the closing quote; `None` where the bytes end first
+/// or where [`read_inside`] says `None`.
+pub(crate) fn check_inside(b: &[u8], i: usize) -> Option<usize> {
+    let (mut serde, mut go) = (true, false);
+    walk_specials(
+        b,
+        i,
+        || false,
+        |at| match b[at] {
+            b'"' => ControlFlow::Break(Some(at + 1)),
+            b'\\' => match escape(b, at, &mut serde, &mut go) {
+                Some(next) => ControlFlow::Continue(next),
+                None => ControlFlow::Break(None),
+            },
+            _ => ControlFlow::Break(None),
+        },
+    )?
+}
+
 /// The escape at `b[i]` (a backslash): checked, and whether it is the one serde_json (and
 /// Python) and Go would write for its character noted; the index after it.
+#[inline(always)]
 fn escape(b: &[u8], i: usize, serde: &mut bool, go: &mut bool) -> Option<usize> {
     match *b.get(i + 1)? {
         b'"' | b'\\' | b'n' | b'r' | b't' => Some(i + 2),

@@ -423,7 +423,7 @@ impl<'a> Object<'a> {
     /// [`Object::parse`] for the text of a member this crate's scan (or serde_json) has read
     /// and vouched for already, as JSON: the members' own nested values are stepped over, not
     /// checked again ([`crate::scan::object_vouched`]). `None` when it is no object.
-    pub fn parse_vouched(text: &'a str) -> Option<Object<'a>> {
+    pub(crate) fn parse_vouched(text: &'a str) -> Option<Object<'a>> {
         match crate::scan::object_vouched(text) {
             Some(members) => Object::deduplicated(members, text).ok(),
             None => Object::parse(text).ok()?.ok(),

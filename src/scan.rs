@@ -204,15 +204,8 @@ impl<'a> Scanner<'a> {
     /// its inside as it is, and whether it had escapes (see [`AsIs`]). A control character, a
     /// bad escape or a surrogate escape is left to serde_json.
     fn string(&mut self) -> Option<AsIs> {
-        // Most strings of a line (its keys, ids, names) are short and plain: where the first
-        // byte of the next sixteen that any layout looks at is the closing quote, that is all.
-        if self.i + 16 <= self.b.len() {
-            let m = crate::json::special_mask(self.b, self.i, true);
-            let at = self.i + m.trailing_zeros() as usize;
-            if m != 0 && self.b[at] == b'"' {
-                self.i = at + 1;
-                return Some(AsIs::PLAIN);
-            }
+        if self.short_plain(true) {
+            return Some(AsIs::PLAIN);
         }
         let inside = read_inside(self.b, self.i)?;
         self.i = inside.closed?;
@@ -222,16 +215,26 @@ impl<'a> Scanner<'a> {
     /// A string's inside and its closing quote (the opening one is read), checked as
     /// [`Scanner::string`] checks it, its form not noted ([`check_inside`]).
     fn check_string(&mut self) -> Option<()> {
+        if !self.short_plain(false) {
+            self.i = check_inside(self.b, self.i)?;
+        }
+        Some(())
+    }
+
+    /// Most strings of a line (its keys, ids, names) are short and plain: whether the first
+    /// special byte (a Go special too, with `go`) of the next sixteen is the closing quote, and
+    /// if so, past it.
+    #[inline]
+    fn short_plain(&mut self, go: bool) -> bool {
         if self.i + 16 <= self.b.len() {
-            let m = crate::json::special_mask(self.b, self.i, false);
+            let m = crate::json::special_mask(self.b, self.i, go);
             let at = self.i + m.trailing_zeros() as usize;
             if m != 0 && self.b[at] == b'"' {
                 self.i = at + 1;
-                return Some(());
+                return true;
             }
         }
-        self.i = check_inside(self.b, self.i)?;
-        Some(())
+        false
     }
 
     /// A value; for a string, which layouts write its inside as it is.

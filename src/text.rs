@@ -148,10 +148,15 @@ impl Text {
 
     /// The first `at` bytes of the kept form (`at` a character's start, outside escapes).
     fn head(&self, at: usize) -> Text {
-        let s = self.s[..at].to_string();
+        self.part(&self.s[..at])
+    }
+
+    /// `s`, a part of the kept form that starts and ends on characters outside escapes, as a
+    /// text of its own.
+    fn part(&self, s: &str) -> Text {
         let escaped = self.escaped && memchr::memchr(b'\\', s.as_bytes()).is_some();
         // What holds of every escape and character holds of a part of them.
-        Text { s, escaped, as_is: self.as_is }
+        Text { s: s.to_string(), escaped, as_is: self.as_is }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -163,14 +168,10 @@ impl Text {
     /// `get(n..)` give, without decoding the text. For a target that sends only what is new in
     /// output given whole each time, counted in decoded bytes.
     pub fn after_decoded(&self, n: usize) -> (usize, Option<Text>) {
-        let tail = |at: usize| {
-            let s = self.s[at..].to_string();
-            let escaped = self.escaped && memchr::memchr(b'\\', s.as_bytes()).is_some();
-            // What holds of every escape and character holds of a part of them.
-            Text { s, escaped, as_is: self.as_is }
-        };
+        let tail = |at: usize| self.part(&self.s[at..]);
         if !self.escaped {
-            return (self.s.len(), self.s.is_char_boundary(n).then(|| tail(n)).filter(|_| n <= self.s.len()));
+            // (Past the end is no character boundary.)
+            return (self.s.len(), self.s.is_char_boundary(n).then(|| tail(n)));
         }
         let b = self.s.as_bytes();
         // `i` in the kept form is `decoded` bytes into the characters.

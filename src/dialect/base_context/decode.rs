@@ -4,7 +4,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use super::{content_kept, content_text};
+use super::{content_kept, content_text, MESSAGE_MEMBERS};
 use crate::dialect::{take_type, whole_line, Decode, Decoded, Dialect, LineError, Record};
 use crate::event::{
     Arguments, Basis, Event, Outcome, Phase, Scope, Session, Terminal, Text, Tokens, ToolCall, ToolDraft, ToolResult,
@@ -156,10 +156,6 @@ fn block_of(partial: Member<'_>, i: usize) -> Option<Object<'_>> {
         },
     }
 }
-
-/// The members of an assistant message that the canonical model holds.
-const MESSAGE_MEMBERS: &[&str] =
-    &["role", "content", "api", "provider", "model", "usage", "stopReason", "errorMessage", "timestamp"];
 
 /// The members of an assistant message's content block of `kind` that the model holds.
 fn block_members(kind: &str) -> &'static [&'static str] {

@@ -296,17 +296,14 @@ impl Encoder {
     /// [`Encoder::assistant`] as compact JSON: written straight where the message has no
     /// members of its own that would take the place of one of the model's (or repeat one).
     fn write_message(&self, out: &mut Vec<u8>, m: &Message, ctx: &Context, stop: &str, error: Option<&str>) {
-        const MODEL_KEYS: [&str; 9] =
-            ["role", "content", "api", "provider", "model", "usage", "stopReason", "timestamp", "errorMessage"];
         let distinct = m.members.iter().enumerate().all(|(n, (k, _))| {
-            !MODEL_KEYS.contains(&k.as_str()) && m.members[..n].iter().all(|(before, _)| before != k)
+            !super::MESSAGE_MEMBERS.contains(&k.as_str()) && m.members[..n].iter().all(|(before, _)| before != k)
         });
         if !distinct {
             write_value(out, &self.assistant(m, ctx, stop, error), Layout::Compact);
             return;
         }
-        self.write_assistant(out, m, ctx, stop);
-        out.pop();
+        self.write_assistant_fields(out, m, ctx, stop);
         if let Some(e) = error {
             out.extend_from_slice(b",\"errorMessage\":");
             write_str(out, e, Layout::Compact);
@@ -324,6 +321,12 @@ impl Encoder {
     /// copying the content into a tree first (the plain form writes it twice per update), for a
     /// message without an error or members of its own.
     fn write_assistant(&self, out: &mut Vec<u8>, m: &Message, ctx: &Context, stop: &str) {
+        self.write_assistant_fields(out, m, ctx, stop);
+        out.push(b'}');
+    }
+
+    /// [`Encoder::write_assistant`] without its closing brace, for more members after.
+    fn write_assistant_fields(&self, out: &mut Vec<u8>, m: &Message, ctx: &Context, stop: &str) {
         out.extend_from_slice(b"{\"role\":\"assistant\",\"content\":[");
         for (n, block) in m.content.iter().enumerate() {
             if n > 0 {
@@ -341,7 +344,7 @@ impl Encoder {
         write_usage(out, &m.usage);
         out.extend_from_slice(b",\"stopReason\":");
         write_str(out, stop, Layout::Compact);
-        out.extend_from_slice(format!(",\"timestamp\":{}}}", m.meta.timestamp.unwrap_or(self.epoch_ms)).as_bytes());
+        out.extend_from_slice(format!(",\"timestamp\":{}", m.meta.timestamp.unwrap_or(self.epoch_ms)).as_bytes());
     }
 
     fn assistant(&self, m: &Message, ctx: &Context, stop: &str, error: Option<&str>) -> Value {

@@ -24,6 +24,11 @@ use crate::dialect::{own_kind, Dialect, Sniff};
 use crate::event::Text;
 use crate::object::{Member, Object};
 
+/// The members of an assistant message that the canonical model holds: what the decoder does
+/// not keep as the message's own, and what the encoder writes of every message.
+pub(crate) const MESSAGE_MEMBERS: [&str; 9] =
+    ["role", "content", "api", "provider", "model", "usage", "stopReason", "errorMessage", "timestamp"];
+
 pub fn sniff(line: &Map<String, Value>) -> Sniff {
     let Some(kind) = line.get("type").and_then(Value::as_str) else {
         return Sniff::No;

@@ -174,27 +174,38 @@ impl Text {
             return (self.s.len(), self.s.is_char_boundary(n).then(|| tail(n)));
         }
         let b = self.s.as_bytes();
-        // `i` in the kept form is `decoded` bytes into the characters.
+        // `i` in the kept form is `decoded` bytes into the characters; `at`, once found, where
+        // the first `n` of them end.
         let (mut i, mut decoded, mut at) = (0, 0, None);
-        loop {
-            let next = memchr::memchr(b'\\', &b[i..]).map_or(b.len(), |k| i + k);
-            // Up to the escape, the bytes are the characters'.
-            if at.is_none() && (decoded..=decoded + (next - i)).contains(&n) {
-                let k = i + (n - decoded);
+        // Up to `next`, the bytes from `i` on are the characters'.
+        let mut plain = |i: usize, decoded: &mut usize, next: usize| {
+            if at.is_none() && (*decoded..=*decoded + (next - i)).contains(&n) {
+                let k = i + (n - *decoded);
                 at = Some(self.s.is_char_boundary(k).then_some(k));
             }
-            decoded += next - i;
-            if next == b.len() {
-                break;
-            }
-            let Some((c, len)) = crate::object::unescape_one(b, next) else {
-                // A lone surrogate, which only serde_json decodes.
-                let whole = self.as_str();
-                return (whole.len(), whole.get(n..).map(Text::from));
-            };
-            decoded += c.len_utf8();
-            i = next + len;
+            *decoded += next - i;
+        };
+        // Sixteen bytes a step: in kept text (checked JSON) every stop is an escape's backslash.
+        let lone = walk_specials(
+            b,
+            0,
+            || false,
+            |next| {
+                plain(i, &mut decoded, next);
+                let Some((c, len)) = unescape_one(b, next) else {
+                    return ControlFlow::Break(());
+                };
+                decoded += c.len_utf8();
+                i = next + len;
+                ControlFlow::Continue(i)
+            },
+        );
+        if lone.is_some() {
+            // A lone surrogate, which only serde_json decodes.
+            let whole = self.as_str();
+            return (whole.len(), whole.get(n..).map(Text::from));
         }
+        plain(i, &mut decoded, b.len());
         (decoded, at.flatten().map(tail))
     }
 
@@ -591,7 +602,7 @@ pub(crate) mod tests {
 
         #[test]
         fn what_follows_n_decoded_bytes_is_what_follows_them_decoded(
-            s in "[a-z\"\\/\n\u{1}<é🙂\u{2028}]{0,24}",
+            s in "[a-z\"\\/\n\u{1}<é🙂\u{2028}]{0,40}",
             form in 0..3usize,
             n in 0..80usize,
         ) {

@@ -13,7 +13,7 @@ use std::ops::ControlFlow;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::json::{byte_masks_at, escape_byte, next_special, walk_specials, write_str, Layout};
+use crate::json::{byte_masks_at, escape_byte, escaped_bytes, next_special, walk_specials, write_str, Layout};
 use crate::object::unescape_one;
 
 /// Which layouts write the inside of a string literal as it is (its escapes are theirs, and
@@ -174,6 +174,10 @@ impl Text {
             return (self.s.len(), self.s.is_char_boundary(n).then(|| tail(n)));
         }
         let b = self.s.as_bytes();
+        if memchr::memmem::find(b, b"\\u").is_none() {
+            let (len, at) = short_escapes_after(b, n);
+            return (len, at.filter(|&k| self.s.is_char_boundary(k)).map(tail));
+        }
         // `i` in the kept form is `decoded` bytes into the characters; `at`, once found, where
         // the first `n` of them end.
         let (mut i, mut decoded, mut at) = (0, 0, None);
@@ -236,6 +240,40 @@ impl Text {
             }
         }
     }
+}
+
+/// [`Text::after_decoded`] for kept text whose escapes are all two bytes long (no `\\u`):
+/// each decodes to one byte, so the bytes sixteen take decoded are sixteen less their escaped
+/// letters ([`escaped_bytes`]), and only the sixteen where the first `n` decoded bytes end are
+/// looked at one by one. How many bytes it takes decoded, and where in `b` the first `n` end
+/// (`None` past the end; it may be inside a character, which the caller checks).
+fn short_escapes_after(b: &[u8], n: usize) -> (usize, Option<usize>) {
+    let (mut i, mut decoded, mut at, mut carry) = (0, 0, None, 0);
+    while i < b.len() {
+        let (m, len) = byte_masks_at(b, i);
+        // An escape's backslash stands for its character, its letter for nothing.
+        let letters = escaped_bytes(m.backslash, &mut carry) & ((1u32 << len) - 1);
+        let here = len - letters.count_ones() as usize;
+        if at.is_none() && n < decoded + here {
+            // `n` is reached in these sixteen, after a byte that is no escape's letter (a
+            // letter's place is inside its escape).
+            let mut d = decoded;
+            for k in 0..len {
+                let letter = letters & (1 << k) != 0;
+                if d == n && !letter {
+                    at = Some(i + k);
+                    break;
+                }
+                d += usize::from(!letter);
+            }
+        }
+        decoded += here;
+        i += len;
+    }
+    if at.is_none() && n == decoded {
+        at = Some(b.len());
+    }
+    (decoded, at)
 }
 
 /// Whether [`write_str`] in `layout` writes the characters of `inner` (the inside of a valid
@@ -623,6 +661,19 @@ pub(crate) mod tests {
                 rest.write(&mut out, Layout::Go);
                 prop_assert_eq!(String::from_utf8(out).unwrap(), written(&whole[n..], Layout::Go));
             }
+        }
+
+        #[test]
+        fn what_follows_n_decoded_bytes_is_found_by_the_sixteen_when_escapes_are_short(
+            s in "[a-z\"\\\\/\n\t<é🙂\u{2028}]{0,60}",
+            n in 0..200usize,
+        ) {
+            // serde_json writes these with two-byte escapes only: the counted path.
+            let text = Text::from_json_inner(inner(&written(&s, Layout::Compact)));
+            let n = n % (s.len() + 2);
+            let (len, rest) = text.after_decoded(n);
+            prop_assert_eq!(len, s.len());
+            prop_assert_eq!(rest.map(|r| r.as_str().into_owned()), s.get(n..).map(str::to_string));
         }
 
         #[test]

@@ -214,6 +214,7 @@ impl<'a> Scanner<'a> {
 
     /// A string's inside and its closing quote (the opening one is read), checked as
     /// [`Scanner::string`] checks it, its form not noted ([`check_inside`]).
+    #[inline(always)]
     fn check_string(&mut self) -> Option<()> {
         if !self.short_plain(false) {
             self.i = check_inside(self.b, self.i)?;

@@ -209,10 +209,9 @@ pub(crate) fn padded16(rest: &[u8]) -> [u8; 16] {
     padded(rest, b'a')
 }
 
-/// Three masks over the sixteen bytes of `bytes` at `i`, a bit per byte.
+/// Two masks over the sixteen bytes of `bytes` at `i`, a bit per byte.
 #[derive(Clone, Copy)]
 pub(crate) struct ByteMasks {
-    pub quote: u32,
     pub backslash: u32,
     /// The continuation bytes of UTF-8 (`10xxxxxx`, which start no character).
     pub continuation: u32,
@@ -229,12 +228,10 @@ pub(crate) fn byte_masks(bytes: &[u8], i: usize) -> ByteMasks {
         // SAFETY: SSE2 is in the x86-64 baseline; the load reads the sixteen bytes of `chunk`.
         unsafe {
             let x = _mm_loadu_si128(chunk.as_ptr().cast());
-            let quote = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'"' as i8));
             let backslash = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'\\' as i8));
             // 0x80..=0xBF are the signed bytes below -64.
             let continuation = _mm_cmplt_epi8(x, _mm_set1_epi8(-64));
             ByteMasks {
-                quote: _mm_movemask_epi8(quote) as u32,
                 backslash: _mm_movemask_epi8(backslash) as u32,
                 continuation: _mm_movemask_epi8(continuation) as u32,
             }
@@ -242,9 +239,8 @@ pub(crate) fn byte_masks(bytes: &[u8], i: usize) -> ByteMasks {
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let mut m = ByteMasks { quote: 0, backslash: 0, continuation: 0 };
+        let mut m = ByteMasks { backslash: 0, continuation: 0 };
         for (k, &b) in chunk.iter().enumerate() {
-            m.quote |= u32::from(b == b'"') << k;
             m.backslash |= u32::from(b == b'\\') << k;
             m.continuation |= u32::from(b & 0xC0 == 0x80) << k;
         }
@@ -252,17 +248,96 @@ pub(crate) fn byte_masks(bytes: &[u8], i: usize) -> ByteMasks {
     }
 }
 
-/// [`byte_masks`] of the sixteen bytes of `bytes` at `i`, and how many of them are the text's:
-/// fewer than sixteen left are read through a copy padded with a plain character (whose bits
-/// the caller cuts off).
+/// `masks` of the sixteen bytes of `bytes` at `i`, and how many of them are the text's: fewer
+/// than sixteen left are read through a copy padded with a plain character (whose bits the
+/// caller cuts off).
 #[inline(always)]
-pub(crate) fn byte_masks_at(bytes: &[u8], i: usize) -> (ByteMasks, usize) {
+fn masks_at<M>(bytes: &[u8], i: usize, masks: impl Fn(&[u8], usize) -> M) -> (M, usize) {
     match bytes.get(i..i + 16) {
-        Some(_) => (byte_masks(bytes, i), 16),
+        Some(_) => (masks(bytes, i), 16),
         None => {
             let rest = &bytes[i..];
-            (byte_masks(&padded16(rest), 0), rest.len())
+            (masks(&padded16(rest), 0), rest.len())
         }
+    }
+}
+
+/// [`byte_masks`] through [`masks_at`].
+#[inline(always)]
+pub(crate) fn byte_masks_at(bytes: &[u8], i: usize) -> (ByteMasks, usize) {
+    masks_at(bytes, i, byte_masks)
+}
+
+/// Where the object or array whose opening bracket is `bytes[i - 1]` ends (the index after
+/// its closing bracket), in text already checked as JSON; `None` if the bytes end first. Sixteen
+/// bytes a step, whatever they hold: the quotes that are no escape's ([`escaped_bytes`]) tell
+/// which bytes are inside strings (every byte from an opening quote to its closing one flips
+/// the state once: a prefix XOR of their bits), and only the brackets outside them are
+/// counted, one by one.
+pub(crate) fn nested_end(bytes: &[u8], mut i: usize) -> Option<usize> {
+    let (mut depth, mut carry, mut in_string) = (1u32, 0, 0u32);
+    while i < bytes.len() {
+        let ([quote, backslash, open, close], len) = masks_at(bytes, i, structure_masks);
+        let quotes = quote & !escaped_bytes(backslash, &mut carry);
+        let mut inside = quotes;
+        for shift in [1, 2, 4, 8] {
+            inside ^= inside << shift;
+        }
+        inside = (inside ^ in_string) & 0xFFFF;
+        in_string = if inside & 0x8000 != 0 { 0xFFFF } else { 0 };
+        let ours = (1u32 << len) - 1;
+        let (open, close) = (open & !inside & ours, close & !inside & ours);
+        let mut brackets = open | close;
+        while brackets != 0 {
+            let k = brackets.trailing_zeros();
+            if open & (1 << k) != 0 {
+                depth += 1;
+            } else {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i + k as usize + 1);
+                }
+            }
+            brackets &= brackets - 1;
+        }
+        i += len;
+    }
+    None
+}
+
+/// The quotes, backslashes, opening brackets (`{`, `[`) and closing ones among the sixteen
+/// bytes of `bytes` at `i`.
+#[inline(always)]
+fn structure_masks(bytes: &[u8], i: usize) -> [u32; 4] {
+    let chunk = &bytes[i..i + 16];
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is in the x86-64 baseline; the load reads the sixteen bytes of `chunk`.
+        unsafe {
+            let x = _mm_loadu_si128(chunk.as_ptr().cast());
+            let at = |b: u8| _mm_set1_epi8(b as i8);
+            // `{` and `[` differ in bit 5 only, as `}` and `]` do: one compare each.
+            let folded = _mm_or_si128(x, at(0x20));
+            let masks = [
+                _mm_cmpeq_epi8(x, at(b'"')),
+                _mm_cmpeq_epi8(x, at(b'\\')),
+                _mm_cmpeq_epi8(folded, at(b'{')),
+                _mm_cmpeq_epi8(folded, at(b'}')),
+            ];
+            masks.map(|m| _mm_movemask_epi8(m) as u32)
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let mut m = [0u32; 4];
+        for (k, &b) in chunk.iter().enumerate() {
+            m[0] |= u32::from(b == b'"') << k;
+            m[1] |= u32::from(b == b'\\') << k;
+            m[2] |= u32::from(b == b'{' || b == b'[') << k;
+            m[3] |= u32::from(b == b'}' || b == b']') << k;
+        }
+        m
     }
 }
 
@@ -280,23 +355,6 @@ pub(crate) fn escaped_bytes(backslash: u32, carry: &mut u32) -> u32 {
     let sums = odd_starts + backslash;
     *carry = (sums >> 16) & 1;
     (EVEN ^ (sums << 1)) & follows_escape & 0xFFFF
-}
-
-/// Where the string literal whose inside begins at `bytes[i]` ends (the index after its
-/// closing quote), in text already checked as JSON: sixteen bytes a step, whatever its escapes
-/// (the quotes an escape escapes are told by [`escaped_bytes`]). `None` if the bytes end first.
-#[inline]
-pub(crate) fn string_end(bytes: &[u8], mut i: usize) -> Option<usize> {
-    let mut carry = 0;
-    while i < bytes.len() {
-        let (m, len) = byte_masks_at(bytes, i);
-        let closing = m.quote & !escaped_bytes(m.backslash, &mut carry) & ((1u32 << len) - 1);
-        if closing != 0 {
-            return Some(i + closing.trailing_zeros() as usize + 1);
-        }
-        i += len;
-    }
-    None
 }
 
 /// Walks `bytes` from `i` to each byte [`next_special`] stops at, sixteen bytes at a time,
@@ -968,18 +1026,28 @@ mod tests {
 
     proptest! {
         #[test]
-        fn a_string_ends_at_its_closing_quote_whatever_its_escapes(
-            s in "[a\"\\\\\n/é]{0,60}",
+        fn a_nested_value_ends_at_its_closing_bracket_whatever_its_strings_hold(
+            items in prop::collection::vec(crate::scan::tests::any_json(), 0..4),
             pad in 0..17usize,
+            object in any::<bool>(),
             ascii in any::<bool>(),
         ) {
-            // A literal after `pad` bytes (so runs of backslashes cross each sixteen-byte step),
+            // An object or array after `pad` bytes (so its strings' escapes and brackets cross
+            // each sixteen-byte step), its strings written by serde_json or with \u escapes only,
             // more text after it.
-            let literal = if ascii { crate::text::tests::ascii_literal(&s) } else { serde_json::to_string(&s).unwrap() };
-            let text = format!("{}{literal},\"x\\\"y\"", " ".repeat(pad));
-            prop_assert_eq!(string_end(text.as_bytes(), pad + 1), Some(pad + literal.len()), "{}", text);
-            // Cut before its closing quote, it has no end.
-            prop_assert_eq!(string_end(&text.as_bytes()[..pad + literal.len() - 1], pad + 1), None);
+            let value = if object {
+                Value::Object(items.into_iter().enumerate().map(|(i, v)| (format!("k{i}]\"{{"), v)).collect())
+            } else {
+                Value::Array(items)
+            };
+            let mut nested = serde_json::to_string(&value).unwrap();
+            if ascii {
+                nested = nested.chars().map(|c| if c.is_ascii() { c.to_string() } else { crate::text::tests::ascii_literal(&c.to_string()).trim_matches('"').to_string() }).collect();
+            }
+            let text = format!("{}{nested},\"x\\\"y]\"]", " ".repeat(pad));
+            prop_assert_eq!(nested_end(text.as_bytes(), pad + 1), Some(pad + nested.len()), "{}", text);
+            // Cut before its closing bracket, it has no end.
+            prop_assert_eq!(nested_end(&text.as_bytes()[..pad + nested.len() - 1], pad + 1), None);
         }
     }
 

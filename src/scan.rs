@@ -146,28 +146,9 @@ impl<'a> Scanner<'a> {
     }
 
     /// Past the rest of an object or array whose opening bracket is read, in vouched text:
-    /// brackets counted outside strings, strings stepped over sixteen bytes at a time.
+    /// brackets counted outside strings, sixteen bytes a step ([`crate::json::nested_end`]).
     fn skip_nested(&mut self) -> Option<()> {
-        let mut depth = 1usize;
-        loop {
-            match self.next()? {
-                b'"' => self.skip_string()?,
-                b'{' | b'[' => depth += 1,
-                b'}' | b']' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return Some(());
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-
-    /// Past the rest of a string whose opening quote is read, in vouched text: only its
-    /// closing quote is looked for ([`crate::json::string_end`]).
-    fn skip_string(&mut self) -> Option<()> {
-        self.i = crate::json::string_end(self.b, self.i)?;
+        self.i = crate::json::nested_end(self.b, self.i)?;
         Some(())
     }
 

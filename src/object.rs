@@ -430,6 +430,19 @@ impl<'a> Object<'a> {
         }
     }
 
+    /// The elements of `text`, a JSON array this crate's scan (or serde_json) has vouched for
+    /// already, each as its members where it is an object (`None` where it is not): a message's
+    /// content blocks, read in one pass ([`crate::scan::array_objects_vouched`]). `None` when it
+    /// is no array.
+    pub(crate) fn list_vouched(text: &'a str) -> Option<Vec<Option<Object<'a>>>> {
+        match crate::scan::array_objects_vouched(text) {
+            Some(items) => {
+                Some(items.into_iter().map(|(t, m)| m.and_then(|m| Object::deduplicated(m, t).ok())).collect())
+            }
+            None => Some(crate::scan::array_vouched(text)?.into_iter().map(Object::parse_vouched).collect()),
+        }
+    }
+
     /// A key given twice keeps its first place and its last value, as `serde_json::Map` does.
     fn deduplicated(members: Vec<(Cow<'a, str>, Member<'a>)>, text: &'a str) -> Result<Self, serde_json::Error> {
         if members.len() > SMALL {

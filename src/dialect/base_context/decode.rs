@@ -37,8 +37,8 @@ fn member_of<'a>(m: Member<'a>, key: &str) -> Option<Member<'a>> {
 /// when it is no list.
 fn objects_of<'a>(list: &Member<'a>) -> Vec<Option<Object<'a>>> {
     if let Member::Raw(raw, _) = list {
-        if let Some(items) = crate::scan::array_vouched(raw) {
-            return items.into_iter().map(|item| object_of(Member::Raw(item, AsIs::UNKNOWN))).collect();
+        if let Some(items) = Object::list_vouched(raw) {
+            return items;
         }
     }
     match list.to_value() {

@@ -48,10 +48,9 @@ pub(crate) fn content_kept(content: Option<Member<'_>>) -> Text {
         if let Some(inner) = raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
             return Text::from_json_inner_known(inner, as_is);
         }
-        if let Some(blocks) = crate::scan::array_vouched(raw) {
+        if let Some(blocks) = Object::list_vouched(raw) {
             let mut text = Text::default();
-            for block in blocks {
-                let Some(mut block) = Object::parse_vouched(block) else { continue };
+            for mut block in blocks.into_iter().flatten() {
                 if block.get_str("type").as_deref() == Some("text") {
                     if let Some(t) = block.take_kept_str("text") {
                         text.push(&t);

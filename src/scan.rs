@@ -95,7 +95,8 @@ fn between(text: &str, from: usize, to: usize) -> &str {
 /// list (a message's content blocks) without building a tree for it: as [`object_vouched`],
 /// nested values are stepped over, not checked again.
 pub(crate) fn array_vouched(text: &str) -> Option<Vec<&str>> {
-    array_in(Scanner::new(text, true), text)
+    let elements = elements_vouched(text, |s| s.value().map(drop))?;
+    Some(elements.into_iter().map(|(t, ())| t).collect())
 }
 
 /// The elements of `text`, a JSON array vouched for already (as [`array_vouched`]), each as
@@ -104,6 +105,21 @@ pub(crate) fn array_vouched(text: &str) -> Option<Vec<&str>> {
 /// stepped over first to be read again after. `None` when it is no array, or where the scan
 /// leaves a key to serde_json.
 pub(crate) fn array_objects_vouched(text: &str) -> Option<Vec<Element<'_>>> {
+    elements_vouched(text, |s| match s.peek()? {
+        b'{' => Some(Some(members_in(s, text)?)),
+        _ => s.value().map(|_| None),
+    })
+}
+
+/// An element of an array: its JSON text, and its members where it is an object.
+pub(crate) type Element<'a> = (&'a str, Option<Vec<(Cow<'a, str>, Member<'a>)>>);
+
+/// The elements of `text`, a JSON array vouched for already, each as its JSON text and what
+/// `element` reads of it (the scan at its first byte, to be left past its last).
+fn elements_vouched<'a, T>(
+    text: &'a str,
+    mut element: impl FnMut(&mut Scanner<'a>) -> Option<T>,
+) -> Option<Vec<(&'a str, T)>> {
     let mut s = Scanner::new(text, true);
     s.ws();
     s.eat(b'[')?;
@@ -112,39 +128,8 @@ pub(crate) fn array_objects_vouched(text: &str) -> Option<Vec<Element<'_>>> {
     if !s.eat_if(b']') {
         loop {
             let start = s.i;
-            let members = match s.peek()? {
-                b'{' => Some(members_in(&mut s, text)?),
-                _ => {
-                    s.value()?;
-                    None
-                }
-            };
-            elements.push((between(text, start, s.i), members));
-            s.ws();
-            match s.next()? {
-                b',' => s.ws(),
-                b']' => break,
-                _ => return None,
-            }
-        }
-    }
-    s.ws();
-    (s.i == s.b.len()).then_some(elements)
-}
-
-/// An element of an array: its JSON text, and its members where it is an object.
-pub(crate) type Element<'a> = (&'a str, Option<Vec<(Cow<'a, str>, Member<'a>)>>);
-
-fn array_in<'a>(mut s: Scanner<'_>, text: &'a str) -> Option<Vec<&'a str>> {
-    s.ws();
-    s.eat(b'[')?;
-    let mut elements = Vec::new();
-    s.ws();
-    if !s.eat_if(b']') {
-        loop {
-            let start = s.i;
-            s.value()?;
-            elements.push(between(text, start, s.i));
+            let read = element(&mut s)?;
+            elements.push((between(text, start, s.i), read));
             s.ws();
             match s.next()? {
                 b',' => s.ws(),

@@ -200,3 +200,30 @@ fn a_run_stopped_for_approval_awaits_the_call_it_stopped_at() {
         assert_eq!(approval["actions"], serde_json::json!(["bash"]), "{from:?}");
     }
 }
+
+#[test]
+fn a_session_line_lists_every_call_also_where_ids_start_again() {
+    // loom's ids start again each turn: the recorded run's pick_protocol (turn 1) and first
+    // select_action (turn 2) are both `call-1`. Read back from another dialect, the Session line
+    // lists one entry per call, in the order they were made.
+    let input = fixture("loom/approval-required.jsonl");
+    let made: Vec<(String, String)> = common::values(std::str::from_utf8(&input).unwrap())
+        .iter()
+        .filter(|l| l["kind"] == "ToolCall")
+        .map(|l| (l["call_id"].as_str().unwrap().to_string(), l["name"].as_str().unwrap().to_string()))
+        .collect();
+    assert_eq!(made.len(), 9);
+    assert_eq!(made[0].0, made[1].0);
+    for via in [Dialect::Adal, Dialect::Wuu] {
+        let other = common::translate(&input, Dialect::Loom, via);
+        let out = common::values(&common::translate(other.as_bytes(), via, Dialect::Loom));
+        let session = out.iter().find(|l| l["kind"] == "Session").unwrap_or_else(|| panic!("{via:?}: no Session"));
+        let listed: Vec<(String, String)> = session["tool_calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| (c["call_id"].as_str().unwrap().to_string(), c["name"].as_str().unwrap().to_string()))
+            .collect();
+        assert_eq!(listed, made, "via {via:?}");
+    }
+}

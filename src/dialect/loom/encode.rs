@@ -103,28 +103,30 @@ impl Calls {
         &self.ids[start as usize..self.list[i].end as usize]
     }
 
-    /// The call's position in `list`, or the empty slot of `table` where it would go.
-    fn find(&self, id: &str) -> Result<usize, usize> {
+    /// The slot of `table` that holds the last call made under `id`, and that call's position
+    /// in `list`; or the empty slot where it would go.
+    fn find(&self, id: &str) -> (usize, Option<usize>) {
         let mut slot = slot_of(id, self.table.len());
         loop {
             match self.table[slot] {
-                0 => return Err(slot),
-                at if self.id(at as usize - 1) == id => return Ok(at as usize - 1),
+                0 => return (slot, None),
+                at if self.id(at as usize - 1) == id => return (slot, Some(at as usize - 1)),
                 _ => slot = (slot + 1) & (self.table.len() - 1),
             }
         }
     }
 
-    /// The call with this id: found, or added at the end (named `name`); `None` only past four
+    /// The last call made under this id, when `again` is false and there is one; otherwise a
+    /// call added at the end (named `name`), which the id then finds. `None` only past four
     /// billion calls or 4 GiB of ids, which the table cannot count (far past any run: a 1 GB
     /// stream made 374 thousand calls, 4 MB of ids).
-    fn entry(&mut self, id: &str, name: u32) -> Option<&mut Mark> {
+    fn entry(&mut self, id: &str, name: u32, again: bool) -> Option<&mut Mark> {
         if (self.list.len() + 1) * 4 > self.table.len() * 3 {
             self.grow();
         }
         let at = match self.find(id) {
-            Ok(at) => at,
-            Err(slot) => {
+            (_, Some(at)) if !again => at,
+            (slot, _) => {
                 let end = u32::try_from(self.ids.len() + id.len()).ok()?;
                 self.table[slot] = u32::try_from(self.list.len() + 1).ok()?;
                 self.ids.push_str(id);
@@ -140,28 +142,26 @@ impl Calls {
         let len = (self.table.len() * 2).max(16);
         self.table = vec![0; len];
         for i in 0..self.list.len() {
-            let mut slot = slot_of(self.id(i), len);
-            while self.table[slot] != 0 {
-                slot = (slot + 1) & (len - 1);
-            }
+            // In order, so that an id made again finds its last call.
+            let (slot, _) = self.find(self.id(i));
             // `entry` adds no call past the largest u32.
             self.table[slot] = (i + 1) as u32;
         }
     }
 
-    /// A call made: noted afresh (a call made again under an id already heard keeps its
-    /// place); `None` where it cannot be.
+    /// A call made: listed at the end, also when its id was used before (loom's own ids start
+    /// again each turn: `call-1` in turn 1 and turn 2 are two calls, and the Session line lists
+    /// one entry per call); `None` where it cannot be.
     fn made(&mut self, id: &str, name: &str) -> Option<()> {
         let name = self.name(name);
-        let m = self.entry(id, name)?;
-        *m = Mark { name, answered: false, error: false, ..*m };
-        Some(())
+        self.entry(id, name, true).map(|_| ())
     }
 
-    /// A call heard of (answered, refused): noted if it was not yet.
+    /// A call heard of (answered, refused): the last call made under its id, listed if there
+    /// was none.
     fn heard(&mut self, id: &str, name: &str) -> Option<&mut Mark> {
         let name = self.name(name);
-        self.entry(id, name)
+        self.entry(id, name, false)
     }
 
     fn name_of(&self, m: &Mark) -> &str {
@@ -677,43 +677,44 @@ mod tests {
             }
         }
 
-        /// The compact call list keeps what a map of owned ids in insertion order keeps: each
-        /// id once, at the place it was first met, a call made again noted afresh, a call heard
-        /// of added if it was not there (ids from a small pool, so that they meet, and enough
-        /// of them that the table grows several times).
+        /// The compact call list keeps what a list of the calls would: each call made at the
+        /// end (also one whose id was made before), a call heard of found as the last made
+        /// under its id, or added if there is none (ids from a small pool, so that they meet,
+        /// and enough of them that the table grows several times).
         #[test]
-        fn the_call_list_keeps_what_a_map_of_the_calls_would(
+        fn the_call_list_keeps_what_a_list_of_the_calls_would(
             ops in prop::collection::vec((0u8..3, 0usize..300, 0usize..4, any::<bool>()), 0..600),
         ) {
             let names = ["bash", "read_file", "", "é\"x"];
             let mut calls = Calls::default();
-            let mut model: indexmap::IndexMap<String, (&str, bool, bool)> = indexmap::IndexMap::new();
+            let mut model: Vec<(String, &str, bool, bool)> = Vec::new();
             for (op, id, name, error) in ops {
                 let id = if id == 0 { String::new() } else { format!("call-{id}") };
                 let name = names[name];
-                match op {
-                    0 => {
-                        calls.made(&id, name).unwrap();
-                        model.insert(id, (name, false, false));
+                if op == 0 {
+                    calls.made(&id, name).unwrap();
+                    model.push((id, name, false, false));
+                    continue;
+                }
+                let m = calls.heard(&id, name).unwrap();
+                let at = match model.iter().rposition(|c| c.0 == id) {
+                    Some(at) => at,
+                    None => {
+                        model.push((id, name, false, false));
+                        model.len() - 1
                     }
-                    1 => {
-                        let m = calls.heard(&id, name).unwrap();
-                        (m.answered, m.error) = (true, error);
-                        let m = model.entry(id).or_insert((name, false, false));
-                        (m.1, m.2) = (true, error);
-                    }
-                    _ => {
-                        calls.heard(&id, name).unwrap();
-                        model.entry(id).or_insert((name, false, false));
-                    }
+                };
+                if op == 1 {
+                    (m.answered, m.error) = (true, error);
+                    (model[at].2, model[at].3) = (true, error);
                 }
             }
             let listed: Vec<(String, String, bool, bool)> =
                 calls.iter().map(|c| (c.id.to_string(), c.name.to_string(), c.answered, c.error)).collect();
             let expected: Vec<(String, String, bool, bool)> =
-                model.iter().map(|(id, m)| (id.clone(), m.0.to_string(), m.1, m.2)).collect();
+                model.iter().map(|m| (m.0.clone(), m.1.to_string(), m.2, m.3)).collect();
             prop_assert_eq!(listed, expected);
-            let last = model.last().filter(|(_, m)| !m.1 || m.2).map(|(_, m)| m.0);
+            let last = model.last().filter(|m| !m.2 || m.3).map(|m| m.1);
             prop_assert_eq!(calls.stopped_at(), last);
         }
     }

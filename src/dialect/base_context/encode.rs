@@ -6,7 +6,7 @@ use serde_json::{json, Map, Value};
 use crate::dialect::{refusal, Dialect, Encode, EncodeOptions, Record, Sink, SPILL_BLOCK};
 use crate::event::{Arguments, Basis, Event, Outcome, Phase, Scope, Terminal, Text, Tokens, ToolStatus};
 use crate::extra::Extra;
-use crate::json::{write_line, write_str, write_value, Layout};
+use crate::json::{write_line, write_str, write_u64, write_value, Layout};
 use crate::normalize::{make_room, Context};
 use crate::report::Fate;
 
@@ -170,7 +170,8 @@ fn write_message_line(out: &mut Vec<u8>, kind: &str, id: Option<u64>, message: &
     out.extend_from_slice(b"{\"type\":");
     write_str(out, kind, Layout::Compact);
     if let Some(id) = id {
-        out.extend_from_slice(format!(",\"messageId\":{id}").as_bytes());
+        out.extend_from_slice(b",\"messageId\":");
+        write_u64(out, id);
     }
     out.extend_from_slice(b",\"message\":");
     out.extend_from_slice(message);
@@ -344,7 +345,8 @@ impl Encoder {
         write_usage(out, &m.usage);
         out.extend_from_slice(b",\"stopReason\":");
         write_str(out, stop, Layout::Compact);
-        out.extend_from_slice(format!(",\"timestamp\":{}", m.meta.timestamp.unwrap_or(self.epoch_ms)).as_bytes());
+        out.extend_from_slice(b",\"timestamp\":");
+        write_u64(out, m.meta.timestamp.unwrap_or(self.epoch_ms));
     }
 
     fn assistant(&self, m: &Message, ctx: &Context, stop: &str, error: Option<&str>) -> Value {
@@ -682,7 +684,9 @@ impl Encoder {
         }
         message.extend_from_slice(b",\"isError\":");
         message.extend_from_slice(failed);
-        message.extend_from_slice(format!(",\"timestamp\":{}}}", self.epoch_ms).as_bytes());
+        message.extend_from_slice(b",\"timestamp\":");
+        write_u64(&mut message, self.epoch_ms);
+        message.push(b'}');
         keep(&mut self.round_results, &message);
         self.whole_message_text(sink, &message);
         self.calls.shift_remove(id);

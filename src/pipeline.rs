@@ -183,6 +183,9 @@ pub fn translate_ending<R: Read, W: Write>(
         }
         // The line is borrowed from the reader's buffer, which is asked for its digest too.
         stopped = run.line(lines.number(), Held::new(lines.frame()), &lines, diag);
+        if run.whole_digest && !run.encoder.needs_whole_digest(run.norm.context()) {
+            run.whole_digest = false;
+        }
         if !run.whole_digest && !run.norm.context().input_digest.is_empty() {
             // What the target derives from the input was derived at the first record.
             lines.stop_hashing();
@@ -245,7 +248,7 @@ const DROPPED_FIELDS_HELD: usize = 32;
 
 impl<'o, W: Write> Run<'o, W> {
     fn new(opts: &'o Options, source: Option<Dialect>, encoder: Box<dyn Encode>, output: &'o mut W) -> Self {
-        let whole_digest = encoder.needs_whole_digest();
+        let whole_digest = encoder.needs_whole_digest(&crate::normalize::Context::default());
         Run {
             opts,
             output,

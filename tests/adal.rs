@@ -167,6 +167,24 @@ fn ids_are_synthesized_deterministically_for_calls_that_have_none() {
 }
 
 #[test]
+fn a_derived_session_id_is_the_whole_inputs_and_a_named_session_is_kept() {
+    // Two runs alike up to their last line: the session id adal needs is derived from every
+    // byte, so they differ (ids made at the start of a run can only use its first lines).
+    let input = std::fs::read_to_string(common::fixtures().join("localcode/success.jsonl")).unwrap();
+    let other = input.replace("\"completion_tokens\": \"40\"", "\"completion_tokens\": \"41\"");
+    assert_ne!(input, other);
+    let session = |text: &str| {
+        let out = common::values(&common::translate(text.as_bytes(), Dialect::Localcode, Dialect::Adal));
+        out.last().unwrap()["session_id"].as_str().unwrap().to_string()
+    };
+    assert_ne!(session(&input), session(&other));
+    // A run that names its session keeps that name (and then needs no digest of its input).
+    let wuu = std::fs::read(common::fixtures().join("wuu/success.jsonl")).unwrap();
+    let out = common::values(&common::translate(&wuu, Dialect::Wuu, Dialect::Adal));
+    assert_eq!(out.last().unwrap()["session_id"], "thread-9f2c");
+}
+
+#[test]
 fn arguments_that_are_not_an_object_are_kept_whole() {
     let out = to_adal(&[
         json!({"v": 1, "type": "tool_call", "id": "a", "name": "read_file", "arguments_text": "src/main.rs"}),

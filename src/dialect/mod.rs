@@ -274,9 +274,11 @@ pub trait Encode {
     }
 
     /// Whether the encoder uses the digest of the whole input at the end of the run (loom's
-    /// `transcript_digest`, an id derived for adal's `complete`). Where it does not, the input
-    /// is hashed only up to the first record, whose digest seeds ids made at the start.
-    fn needs_whole_digest(&self) -> bool {
+    /// `transcript_digest`, an id derived for adal's `complete`), given what the run has told
+    /// so far; asked after every line, and once it says no, the input is hashed no further.
+    /// Where it never says yes, the input is hashed only up to the first record, whose digest
+    /// seeds ids made at the start.
+    fn needs_whole_digest(&self, _ctx: &Context) -> bool {
         false
     }
 

@@ -440,7 +440,7 @@ impl Encode for Encoder {
         false
     }
 
-    fn needs_whole_digest(&self) -> bool {
+    fn needs_whole_digest(&self, _ctx: &Context) -> bool {
         true
     }
 

@@ -5,9 +5,9 @@
 //!
 //! Lines are framed in place in one read buffer (no copy per line): [`Lines::advance`] moves to
 //! the next line and [`Lines::frame`] borrows it, so a decoder can read the line while the
-//! pipeline asks the reader for its digest. The reader keeps a SHA-256 of every byte consumed
-//! (some targets derive ids or digests from the input), hashed a buffer at a time rather than a
-//! line at a time, and says when its buffer holds no whole line (nothing, or the start of one),
+//! pipeline asks the reader for its digest. The reader keeps a digest of every byte consumed
+//! (some targets derive ids or digests from the input): a SHA-256, or where only telling inputs
+//! apart matters, an XXH3-128, hashed a buffer at a time rather than a line at a time, and says when its buffer holds no whole line (nothing, or the start of one),
 //! which is when the next read may wait: the pipeline flushes its output then.
 
 use std::cell::Cell;
@@ -64,6 +64,11 @@ const BLOCK: usize = 64 * 1024;
 
 impl<R: Read> Lines<R> {
     pub fn new(inner: R, max_line_bytes: usize) -> Self {
+        Lines::with_digest(inner, max_line_bytes, DigestKind::Sha256)
+    }
+
+    /// [`Lines::new`], keeping a digest of `kind`.
+    pub fn with_digest(inner: R, max_line_bytes: usize, kind: DigestKind) -> Self {
         Lines {
             inner,
             buf: vec![0; BLOCK],
@@ -73,7 +78,10 @@ impl<R: Read> Lines<R> {
             eof: false,
             number: 0,
             max: max_line_bytes,
-            hasher: Hasher::Here(Sha256::new(), true),
+            hasher: match kind {
+                DigestKind::Sha256 => Hasher::Here(Sha256::new(), true),
+                DigestKind::Distinct => Hasher::Fast(Box::default(), true),
+            },
             current: Current::None,
             next_lf: Cell::new(None),
         }
@@ -100,8 +108,8 @@ impl<R: Read> Lines<R> {
         }
     }
 
-    /// SHA-256 of all bytes consumed so far (up to [`stop_hashing`](Self::stop_hashing), if
-    /// called), as lowercase hex.
+    /// The digest of all bytes consumed so far (up to [`stop_hashing`](Self::stop_hashing), if
+    /// called), as lowercase hex: 64 digits of SHA-256, or 32 of XXH3-128.
     pub fn digest(&self) -> String {
         self.hasher.digest(&self.buf[self.hashed..self.start])
     }
@@ -239,7 +247,18 @@ impl<R: Read> Lines<R> {
     }
 }
 
-/// The input's SHA-256 in the making. Hashing costs a tenth of a translation's time, so once
+/// Which digest a [`Lines`] keeps of its input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DigestKind {
+    /// SHA-256: what a target writes as the input's digest (loom's `transcript_digest`), and
+    /// what ids made at the start of a run are cut from.
+    Sha256,
+    /// XXH3-128: for ids that need only tell inputs apart (adal's derived session id). About
+    /// six times as fast as SHA-256 here, so it is kept on the reading thread.
+    Distinct,
+}
+
+/// The input's digest in the making. SHA-256 costs a tenth of a translation's time, so once
 /// input comes a buffer at a time it moves to a thread of its own, fed the consumed stretches
 /// of the buffer; a digest asked for waits for it to catch up. Same bytes, same digest.
 enum Hasher {
@@ -248,6 +267,8 @@ enum Hasher {
     Thread(mpsc::SyncSender<Job>),
     /// Stopped: the digest of what was hashed.
     Frozen(String),
+    /// XXH3-128, here; `false` once frozen.
+    Fast(Box<xxhash_rust::xxh3::Xxh3>, bool),
 }
 
 enum Job {
@@ -292,7 +313,8 @@ impl Hasher {
                     *self = Hasher::Frozen(String::new());
                 }
             }
-            Hasher::Here(_, false) | Hasher::Frozen(_) => {}
+            Hasher::Fast(h, true) => h.update(bytes),
+            Hasher::Here(_, false) | Hasher::Frozen(_) | Hasher::Fast(_, false) => {}
         }
     }
 
@@ -313,6 +335,13 @@ impl Hasher {
                 answer.recv().unwrap_or_default()
             }
             Hasher::Frozen(d) => d.clone(),
+            Hasher::Fast(h, live) => {
+                let mut h = h.clone();
+                if *live {
+                    h.update(pending);
+                }
+                format!("{:032x}", h.digest128())
+            }
         }
     }
 
@@ -323,6 +352,10 @@ impl Hasher {
                 *live = false;
             }
             Hasher::Thread(_) => *self = Hasher::Frozen(self.digest(pending)),
+            Hasher::Fast(h, live @ true) => {
+                h.update(pending);
+                *live = false;
+            }
             _ => {}
         }
     }
@@ -491,6 +524,29 @@ mod tests {
         assert!(!lines.would_wait(), "the second line is buffered");
         lines.advance().unwrap();
         assert_eq!(lines.digest(), hex(&Sha256::digest(input)));
+    }
+
+    #[test]
+    fn the_distinct_digest_is_the_xxh3_128_of_the_lines_read_however_they_came() {
+        let line = format!("{{\"t\":\"{}\"}}\n", "x".repeat(1000));
+        let input = line.repeat(200);
+        let xxh3 = |b: &[u8]| format!("{:032x}", xxhash_rust::xxh3::xxh3_128(b));
+        for step in [7, 4096, BLOCK + 3] {
+            let mut lines =
+                Lines::with_digest(Trickle { data: input.as_bytes(), step }, usize::MAX, DigestKind::Distinct);
+            for _ in 0..150 {
+                lines.advance().unwrap();
+            }
+            let at_150 = xxh3(&input.as_bytes()[..150 * line.len()]);
+            assert_eq!(lines.digest(), at_150, "reads of {step} bytes");
+            lines.stop_hashing();
+            while lines.advance().unwrap() {}
+            assert_eq!(lines.digest(), at_150, "frozen where it stopped");
+        }
+        let mut lines = Lines::with_digest(input.as_bytes(), usize::MAX, DigestKind::Distinct);
+        while lines.advance().unwrap() {}
+        assert_eq!(lines.digest(), xxh3(input.as_bytes()));
+        assert_ne!(xxh3(input.as_bytes()), xxh3(&input.as_bytes()[1..]));
     }
 
     #[test]

@@ -117,7 +117,7 @@ pub fn translate_ending<R: Read, W: Write>(
     diag: &mut dyn FnMut(Diagnostic),
     end: EndHook<'_>,
 ) -> io::Result<Summary> {
-    let mut lines = Lines::new(input, opts.max_line_bytes);
+    let mut lines = Lines::with_digest(input, opts.max_line_bytes, encoder.digest_kind());
     let mut stopped = None;
 
     // With --from auto, lines are held until the dialect is known, then replayed.

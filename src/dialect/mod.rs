@@ -282,6 +282,12 @@ pub trait Encode {
         false
     }
 
+    /// The digest the encoder's ids and digests are made from: SHA-256, unless it only needs
+    /// to tell inputs apart.
+    fn digest_kind(&self) -> crate::framing::DigestKind {
+        crate::framing::DigestKind::Sha256
+    }
+
     /// Whether the encoder reads a call's arguments when its result comes
     /// ([`CallView::arguments`](crate::normalize::CallView::arguments)), as localcode's
     /// `tool_result` repeats them. An encoder that says no spares the normalizer a copy of

@@ -131,6 +131,12 @@ impl Encode for Encoder {
         ctx.session_id.is_none()
     }
 
+    /// The derived session id only has to tell runs apart: XXH3-128 of the input, which keeps
+    /// up with the translation on its own thread, where SHA-256 needs a second one.
+    fn digest_kind(&self) -> crate::framing::DigestKind {
+        crate::framing::DigestKind::Distinct
+    }
+
     fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
         let own = rec.origin == Dialect::Adal;
         let extra = own.then_some(&rec.extra);

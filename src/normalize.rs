@@ -94,7 +94,8 @@ pub struct Context {
     pub call: CallView,
     pub session_id: Option<String>,
     pub model: Option<String>,
-    /// Lowercase hex SHA-256 of the input read so far; set before the terminal record.
+    /// Lowercase hex digest of the input read so far ([`crate::framing::DigestKind`]: SHA-256
+    /// unless the encoder asked for another); set at the first record and before the terminal.
     pub input_digest: String,
     /// The dialect the input is decoded from.
     pub source: Option<Dialect>,

@@ -248,13 +248,14 @@ const DROPPED_FIELDS_HELD: usize = 32;
 
 impl<'o, W: Write> Run<'o, W> {
     fn new(opts: &'o Options, source: Option<Dialect>, encoder: Box<dyn Encode>, output: &'o mut W) -> Self {
-        let whole_digest = encoder.needs_whole_digest(&crate::normalize::Context::default());
+        let norm = Normalizer::new(source.unwrap_or(opts.to));
+        let whole_digest = encoder.needs_whole_digest(norm.context());
         Run {
             opts,
             output,
             decoder: source.map(Dialect::decoder),
             encoder,
-            norm: Normalizer::new(source.unwrap_or(opts.to)),
+            norm,
             decoded: Decoded {
                 verbatim_wanted: source == Some(opts.to) && verbatim_allowed(),
                 // A record's extra members are only named in the report when its dialect is not

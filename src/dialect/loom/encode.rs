@@ -440,8 +440,11 @@ impl Encode for Encoder {
         false
     }
 
-    fn needs_whole_digest(&self, _ctx: &Context) -> bool {
-        true
+    /// For the `transcript_digest` of the Session line a run from another dialect becomes. A
+    /// loom run's own records are written as they are (its Session line with them), and every
+    /// record of it, the normalizer's included, has loom's origin: it needs none.
+    fn needs_whole_digest(&self, ctx: &Context) -> bool {
+        ctx.source != Some(Dialect::Loom)
     }
 
     fn carries_summaries(&self) -> bool {
@@ -589,6 +592,17 @@ mod tests {
     use super::*;
     use crate::object::Object;
     use crate::report::Report;
+
+    #[test]
+    fn only_a_run_from_another_dialect_needs_the_whole_inputs_digest() {
+        let encoder = Encoder::new();
+        for (source, needs) in
+            [(Some(Dialect::Loom), false), (Some(Dialect::Canonical), true), (Some(Dialect::Adal), true), (None, true)]
+        {
+            let ctx = Context { source, ..Context::default() };
+            assert_eq!(encoder.needs_whole_digest(&ctx), needs, "{source:?}");
+        }
+    }
 
     /// The line [`emit`] writes and the one [`emit_sorted`] writes, for the same fields (given
     /// unsorted to the one, sorted with `kind` and `schema_version` to the other).

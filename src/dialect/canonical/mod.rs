@@ -331,17 +331,23 @@ impl Encode for Encoder {
 /// entry by entry, which cost more than the rest of the line. `false` for the other kinds,
 /// written nothing.
 fn write_common(out: &mut Vec<u8>, event: &Event) -> bool {
+    /// `,"k":` for a key of this file's own, a plain word: written as it is (inlined, the
+    /// copy is of a constant length).
+    #[inline(always)]
     fn key(out: &mut Vec<u8>, k: &str) {
-        out.push(b',');
-        write_str(out, k, Layout::Compact);
-        out.push(b':');
+        debug_assert!(k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'), "key {k}");
+        out.extend_from_slice(b",\"");
+        out.extend_from_slice(k.as_bytes());
+        out.extend_from_slice(b"\":");
     }
+    #[inline(always)]
     fn opt_str<S: std::ops::Deref<Target = str>>(out: &mut Vec<u8>, k: &str, v: &Option<S>) {
         if let Some(v) = v {
             key(out, k);
             write_str(out, v, Layout::Compact);
         }
     }
+    #[inline(always)]
     fn opt_u64(out: &mut Vec<u8>, k: &str, v: Option<u64>) {
         if let Some(v) = v {
             key(out, k);

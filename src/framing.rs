@@ -6,9 +6,10 @@
 //! Lines are framed in place in one read buffer (no copy per line): [`Lines::advance`] moves to
 //! the next line and [`Lines::frame`] borrows it, so a decoder can read the line while the
 //! pipeline asks the reader for its digest. The reader keeps a digest of every byte consumed
-//! (some targets derive ids or digests from the input): a SHA-256, or where only telling inputs
-//! apart matters, an XXH3-128, hashed a buffer at a time rather than a line at a time, and says when its buffer holds no whole line (nothing, or the start of one),
-//! which is when the next read may wait: the pipeline flushes its output then.
+//! (some targets derive ids or digests from the input): a SHA-256, or where only telling
+//! inputs apart matters, an XXH3-128, hashed a buffer at a time rather than a line at a time.
+//! It also says when its buffer holds no whole line (nothing, or the start of one), which is
+//! when the next read may wait: the pipeline flushes its output then.
 
 use std::cell::Cell;
 use std::io::{self, Read};

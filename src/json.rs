@@ -365,32 +365,135 @@ pub(crate) fn escaped_bytes(backslash: u32, carry: &mut u32) -> u32 {
 #[inline(always)]
 pub(crate) fn walk_specials<B>(
     bytes: &[u8],
+    i: usize,
+    go: impl Fn() -> bool,
+    stop: impl FnMut(usize) -> ControlFlow<B, usize>,
+) -> Option<B> {
+    // SAFETY: `Sixteen` needs only SSE2, which is in the x86-64 baseline (and plain code
+    // elsewhere).
+    unsafe { walk_specials_with::<Sixteen, B>(bytes, i, go, stop) }
+}
+
+/// How a walk over a string's bytes ([`walk_specials_with`]) finds its stops: the mask of
+/// [`special_mask`]'s stops in `WIDTH` bytes at a time.
+pub(crate) trait Stops {
+    const WIDTH: usize;
+    /// The stops in `bytes[i..i + WIDTH]`, a bit per byte.
+    ///
+    /// # Safety
+    /// The CPU has the instructions the implementation uses.
+    unsafe fn mask(bytes: &[u8], i: usize, go: bool) -> u32;
+}
+
+/// Sixteen bytes a step, with SSE2 ([`special_mask`]).
+pub(crate) struct Sixteen;
+
+impl Stops for Sixteen {
+    const WIDTH: usize = 16;
+    #[inline(always)]
+    unsafe fn mask(bytes: &[u8], i: usize, go: bool) -> u32 {
+        special_mask(bytes, i, go)
+    }
+}
+
+/// Thirty-two bytes a step, with AVX2: half the steps over the long strings of tool output.
+/// Only for a walk inlined into a function compiled for AVX2, called where the CPU has it.
+#[cfg(target_arch = "x86_64")]
+pub(crate) struct ThirtyTwo;
+
+#[cfg(target_arch = "x86_64")]
+impl Stops for ThirtyTwo {
+    const WIDTH: usize = 32;
+    #[inline(always)]
+    unsafe fn mask(bytes: &[u8], i: usize, go: bool) -> u32 {
+        special_mask32(bytes, i, go)
+    }
+}
+
+/// [`special_mask`] of the thirty-two bytes of `bytes` at `i`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn special_mask32(bytes: &[u8], i: usize, go: bool) -> u32 {
+    use std::arch::x86_64::*;
+    let chunk = &bytes[i..i + 32];
+    let x = _mm256_loadu_si256(chunk.as_ptr().cast());
+    let c1f = _mm256_set1_epi8(0x1F);
+    let mut m = _mm256_cmpeq_epi8(_mm256_max_epu8(x, c1f), c1f);
+    m = _mm256_or_si256(m, _mm256_cmpeq_epi8(x, _mm256_set1_epi8(b'\\' as i8)));
+    if go {
+        // As special_mask: `<`/`>` differ in bit 1 only, `"`/`&` in bit 2 only.
+        m = _mm256_or_si256(
+            m,
+            _mm256_cmpeq_epi8(_mm256_or_si256(x, _mm256_set1_epi8(0x02)), _mm256_set1_epi8(b'>' as i8)),
+        );
+        m = _mm256_or_si256(
+            m,
+            _mm256_cmpeq_epi8(_mm256_or_si256(x, _mm256_set1_epi8(0x04)), _mm256_set1_epi8(b'&' as i8)),
+        );
+        m = _mm256_or_si256(m, _mm256_cmpeq_epi8(x, _mm256_set1_epi8(0xE2_u8 as i8)));
+    } else {
+        m = _mm256_or_si256(m, _mm256_cmpeq_epi8(x, _mm256_set1_epi8(b'"' as i8)));
+    }
+    _mm256_movemask_epi8(m) as u32
+}
+
+/// Whether `bytes[i..i + 32]` holds a quote, or fewer than thirty-two bytes are left.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn quote_in_32(bytes: &[u8], i: usize) -> bool {
+    use std::arch::x86_64::*;
+    let Some(chunk) = bytes.get(i..i + 32) else { return true };
+    // SAFETY: SSE2 is in the x86-64 baseline; the loads read the thirty-two bytes of `chunk`.
+    unsafe {
+        let quote = _mm_set1_epi8(b'"' as i8);
+        let a = _mm_cmpeq_epi8(_mm_loadu_si128(chunk.as_ptr().cast()), quote);
+        let b = _mm_cmpeq_epi8(_mm_loadu_si128(chunk.as_ptr().add(16).cast()), quote);
+        _mm_movemask_epi8(_mm_or_si128(a, b)) != 0
+    }
+}
+
+/// Whether this CPU walks strings [`ThirtyTwo`] bytes a step (std remembers the answer).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn has_avx2() -> bool {
+    std::is_x86_feature_detected!("avx2")
+}
+
+/// [`walk_specials`], `M::WIDTH` bytes a step while that many are left, then sixteen.
+///
+/// # Safety
+/// The CPU has what `M` uses.
+#[inline(always)]
+pub(crate) unsafe fn walk_specials_with<M: Stops, B>(
+    bytes: &[u8],
     mut i: usize,
     go: impl Fn() -> bool,
     mut stop: impl FnMut(usize) -> ControlFlow<B, usize>,
 ) -> Option<B> {
     'chunks: while i < bytes.len() {
-        let mut m = match bytes.get(i..i + 16) {
-            Some(_) => special_mask(bytes, i, go()),
-            None => {
-                // Fewer than sixteen left: a copy padded with a byte that is never a stop.
-                let rest = &bytes[i..];
-                special_mask(&padded16(rest), 0, go()) & ((1u32 << rest.len()) - 1)
-            }
+        let (mut m, width) = if i + M::WIDTH <= bytes.len() {
+            (M::mask(bytes, i, go()), M::WIDTH)
+        } else if i + 16 <= bytes.len() {
+            (special_mask(bytes, i, go()), 16)
+        } else {
+            // Fewer than sixteen left: a copy padded with a byte that is never a stop.
+            let rest = &bytes[i..];
+            (special_mask(&padded16(rest), 0, go()) & ((1u32 << rest.len()) - 1), 16)
         };
         while m != 0 {
             let next = match stop(i + m.trailing_zeros() as usize) {
                 ControlFlow::Break(b) => return Some(b),
                 ControlFlow::Continue(next) => next,
             };
-            if next >= i + 16 {
+            if next >= i + width {
                 i = next;
                 continue 'chunks;
             }
             // Past the stop (and what it took after it): the bits below `next` are done.
             m &= !0u32 << (next - i);
         }
-        i += 16;
+        i += width;
     }
     None
 }

@@ -287,6 +287,7 @@ pub fn written_as_is(inner: &str, layout: Layout) -> bool {
 }
 
 /// What [`read_inside`] found.
+#[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Inside {
     /// The index after the closing quote; `None` where the bytes ended first.
     pub closed: Option<usize>,
@@ -301,8 +302,36 @@ pub(crate) struct Inside {
 /// write for its character, and whether a character Go escapes stands unescaped. The
 /// line scan reads every string with it, and that is how a kept [`Text`] knows its form.
 pub(crate) fn read_inside(b: &[u8], i: usize) -> Option<Inside> {
+    // Thirty-two bytes a step pays on long text (tool output); a string with a quote in its
+    // first thirty-two bytes (most of them end there, or are JSON text full of escaped quotes,
+    // as tool arguments are) is walked sixteen at a time.
+    #[cfg(target_arch = "x86_64")]
+    if !crate::json::quote_in_32(b, i) && crate::json::has_avx2() {
+        // SAFETY: the CPU has AVX2.
+        return unsafe { read_inside_avx2(b, i) };
+    }
+    // SAFETY: `Sixteen` needs only SSE2, in the x86-64 baseline (plain code elsewhere).
+    unsafe { read_inside_with::<crate::json::Sixteen>(b, i) }
+}
+
+/// [`read_inside`] thirty-two bytes a step, compiled for AVX2.
+///
+/// # Safety
+/// The CPU has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn read_inside_avx2(b: &[u8], i: usize) -> Option<Inside> {
+    read_inside_with::<crate::json::ThirtyTwo>(b, i)
+}
+
+/// [`read_inside`], its walk `M::WIDTH` bytes a step.
+///
+/// # Safety
+/// The CPU has what `M` uses.
+#[inline(always)]
+unsafe fn read_inside_with<M: crate::json::Stops>(b: &[u8], i: usize) -> Option<Inside> {
     let (mut escaped, mut serde, go) = (false, true, std::cell::Cell::new(true));
-    let closed = walk_specials(
+    let closed = crate::json::walk_specials_with::<M, _>(
         b,
         i,
         || go.get(),
@@ -348,8 +377,33 @@ pub(crate) fn read_inside(b: &[u8], i: usize) -> Option<Inside> {
 /// characters Go escapes. The index after the closing quote; `None` where the bytes end first
 /// or where [`read_inside`] says `None`.
 pub(crate) fn check_inside(b: &[u8], i: usize) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    if crate::json::has_avx2() {
+        // SAFETY: the CPU has AVX2.
+        return unsafe { check_inside_avx2(b, i) };
+    }
+    // SAFETY: `Sixteen` needs only SSE2, in the x86-64 baseline (plain code elsewhere).
+    unsafe { check_inside_with::<crate::json::Sixteen>(b, i) }
+}
+
+/// [`check_inside`] thirty-two bytes a step, compiled for AVX2.
+///
+/// # Safety
+/// The CPU has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn check_inside_avx2(b: &[u8], i: usize) -> Option<usize> {
+    check_inside_with::<crate::json::ThirtyTwo>(b, i)
+}
+
+/// [`check_inside`], its walk `M::WIDTH` bytes a step.
+///
+/// # Safety
+/// The CPU has what `M` uses.
+#[inline(always)]
+unsafe fn check_inside_with<M: crate::json::Stops>(b: &[u8], i: usize) -> Option<usize> {
     let (mut serde, mut go) = (true, false);
-    walk_specials(
+    crate::json::walk_specials_with::<M, _>(
         b,
         i,
         || false,
@@ -686,6 +740,38 @@ pub(crate) mod tests {
         }
 
         #[test]
+        /// The walk thirty-two bytes a step (AVX2, where the CPU has it) finds what the walk
+        /// sixteen bytes a step finds, wherever the string starts and ends against the steps,
+        /// and cut anywhere (no closing quote).
+        #[test]
+        fn a_string_read_thirty_two_bytes_a_step_reads_as_sixteen_a_step(
+            s in "[a-z\"\\\\/\n\t\u{1}<>&é€\u{2028}]{0,90}",
+            lead in 0..40usize,
+            cut in any::<prop::sample::Index>(),
+        ) {
+            let line = format!("{}\"{}\"{}", "a".repeat(lead), s, "b".repeat(lead % 7));
+            let bytes = line.as_bytes();
+            let end = lead + 1 + cut.index(bytes.len() - lead);
+            let b = &bytes[..end.max(lead + 1)];
+            // SAFETY: `Sixteen` needs SSE2 only.
+            let sixteen = unsafe { read_inside_with::<crate::json::Sixteen>(b, lead + 1) };
+            #[cfg(target_arch = "x86_64")]
+            if crate::json::has_avx2() {
+                // SAFETY: the CPU has AVX2.
+                let thirty_two = unsafe { read_inside_avx2(b, lead + 1) };
+                prop_assert_eq!(&thirty_two, &sixteen);
+            }
+            prop_assert_eq!(read_inside(b, lead + 1), sixteen);
+            // SAFETY: as above.
+            let checked = unsafe { check_inside_with::<crate::json::Sixteen>(b, lead + 1) };
+            #[cfg(target_arch = "x86_64")]
+            if crate::json::has_avx2() {
+                // SAFETY: the CPU has AVX2.
+                prop_assert_eq!(unsafe { check_inside_avx2(b, lead + 1) }, checked);
+            }
+            prop_assert_eq!(check_inside(b, lead + 1), checked);
+        }
+
         fn what_the_scan_knows_is_what_the_check_finds(s in "[a-z\"\\/\n\r\t\u{1}\u{8}\u{c}\u{7f}<>&é€\u{2028}\u{2029}]{0,60}", ascii in any::<bool>(), from in 0..4usize) {
             let literal = if ascii {
                 let mut l = String::from("\"");

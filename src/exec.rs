@@ -200,13 +200,7 @@ impl Exec<'_> {
             Some(describe(s, timed, sig))
         };
         let name = format!("{program} (stdout)");
-        let mut diag = |d: agentgate::Diagnostic| {
-            if d.line == 0 {
-                eprintln!("agentgate: {name}: {}", d.message);
-            } else {
-                eprintln!("agentgate: {name}:{}: {}", d.line, d.message);
-            }
-        };
+        let mut diag = |d: agentgate::Diagnostic| eprintln!("agentgate: {}", d.line_for(&name));
         let result =
             translate_ending(child_stdout, &mut out, &opts, self.to.encoder(&opts.encode), &mut diag, &mut end);
         let exit = child.wait();

@@ -46,4 +46,4 @@ pub mod summary;
 pub mod text;
 
 pub use dialect::Dialect;
-pub use pipeline::{translate, translate_bytes, Diagnostic, Options, Stop, Summary};
+pub use pipeline::{one_line, translate, translate_bytes, Diagnostic, Options, Stop, Summary};

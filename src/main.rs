@@ -68,11 +68,12 @@ fn write_out(bytes: &[u8]) -> u8 {
     }
 }
 
+/// How messages name a file: `<stdin>` for `-`, else its path on one line ([`agentgate::one_line`]).
 fn display(path: &Path) -> String {
     if path == Path::new("-") {
         "<stdin>".into()
     } else {
-        path.display().to_string()
+        agentgate::one_line(&path.display().to_string()).into_owned()
     }
 }
 
@@ -145,7 +146,8 @@ fn validate_command(dialect: &str, file: Option<PathBuf>) -> u8 {
     let mut count = 0;
     let result = validate(input, dialect.parse().ok(), &mut |line, p| {
         count += 1;
-        problems.push_str(&if line == 0 { format!("{name}: {p}\n") } else { format!("{name}:{line}: {p}\n") });
+        problems.push_str(&agentgate::Diagnostic { line, message: p }.line_for(&name));
+        problems.push('\n');
     });
     match result {
         Ok(_) if count == 0 => status::OK,
@@ -246,7 +248,8 @@ fn summary_command(
     for r in &runs {
         if r.dialect.is_none() {
             unreadable = true;
-            eprintln!("agentgate: {}: {}", r.file, r.problems.first().map_or("not a known dialect", String::as_str));
+            let why = r.problems.first().map_or("not a known dialect", String::as_str);
+            eprintln!("agentgate: {}", agentgate::one_line(&format!("{}: {why}", r.file)));
         }
     }
     let format =
@@ -299,13 +302,7 @@ fn run(args: &Translate) -> u8 {
                 continue;
             }
         };
-        let mut diag = |d: agentgate::Diagnostic| {
-            if d.line == 0 {
-                eprintln!("agentgate: {name}: {}", d.message);
-            } else {
-                eprintln!("agentgate: {name}:{}: {}", d.line, d.message);
-            }
-        };
+        let mut diag = |d: agentgate::Diagnostic| eprintln!("agentgate: {}", d.line_for(&name));
         let summary = match translate(input, &mut out, &opts, &mut diag) {
             Ok(s) => s,
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return status::OK,

@@ -81,6 +81,44 @@ impl fmt::Display for Diagnostic {
     }
 }
 
+impl Diagnostic {
+    /// The diagnostic as the command line prints it for input `name`: `name:LINE: message`, or
+    /// `name: message` for the stream as a whole, on one line whatever the message quotes from
+    /// the input (see [`one_line`]).
+    pub fn line_for(&self, name: &str) -> String {
+        let text = if self.line == 0 {
+            format!("{name}: {}", self.message)
+        } else {
+            format!("{name}:{}: {}", self.line, self.message)
+        };
+        one_line(&text).into_owned()
+    }
+}
+
+/// `text` with every character that would end a line early or reach a terminal as a control
+/// written as its JSON escape (`\n`, `\u001b`): the C0 and C1 controls, DEL, and U+2028 and
+/// U+2029, which some readers take for line breaks. A diagnostic quotes what the input said (a
+/// value no variant matched, say), and a stream can say anything: this keeps each diagnostic on
+/// its one line, and an escape sequence in a transcript from moving the cursor of the terminal
+/// that reads them. Text without such characters comes back as it is.
+pub fn one_line(text: &str) -> Cow<'_, str> {
+    let unsafe_char = |c: char| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}');
+    if !text.chars().any(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if unsafe_char(c) => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// Translates one stream (one run). Diagnostics go to `diag` as they happen. Only a failure to
 /// write the output is an `Err`.
 pub fn translate<R: Read, W: Write>(
@@ -935,5 +973,18 @@ mod tests {
         let turn = r#"{"kind":"Turn","model":"recorded","phase":"Classification","schema_version":1,"turn":1,"turn_stop":"ToolCalls"}"#;
         assert_eq!(decode(turn), [true]);
         assert_eq!(decode(&turn.replace("\"schema_version\":1", "\"schema_version\":\"1\"")), [false]);
+    }
+
+    #[test]
+    fn one_line_escapes_what_would_break_the_line_or_drive_a_terminal_and_keeps_the_rest() {
+        let plain = "tool_result: unknown variant `é 😀 <&>`";
+        assert!(matches!(one_line(plain), Cow::Borrowed(t) if t == plain));
+        assert_eq!(
+            one_line("a\nb\rc\td\u{1b}[2J\u{7f}\u{85}\u{2028}\u{2029}\0é"),
+            r"a\nb\rc\td\u001b[2J\u007f\u0085\u2028\u2029\u0000é"
+        );
+        let d = Diagnostic { line: 3, message: "status \u{1b}]0;title\u{7}".into() };
+        assert_eq!(d.line_for("run\n.jsonl"), r"run\n.jsonl:3: status \u001b]0;title\u0007");
+        assert_eq!(Diagnostic { line: 0, message: "m".into() }.line_for("f"), "f: m");
     }
 }

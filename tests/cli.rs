@@ -196,6 +196,27 @@ fn a_bad_line_is_reported_with_file_and_line_and_the_rest_is_still_translated() 
 }
 
 #[test]
+fn a_diagnostic_quoting_control_characters_from_the_input_stays_one_line_and_escapes_them() {
+    // The status quotes an escape sequence that clears a terminal, a line separator and a C1
+    // control: the diagnostic that quotes it back must carry none of them raw.
+    let input = concat!(
+        r#"{"v":1,"type":"tool_result","id":"a","status":"done\u001b[2J\u2028\u0085x"}"#,
+        "\n",
+        r#"{"v":1,"type":"terminal","outcome":"completed"}"#,
+        "\n",
+    );
+    let out = run_with_stdin(&["--from", "canonical", "--to", "adal"], input.as_bytes());
+    assert_eq!(out.status.code(), Some(0));
+    let err = text(&out.stderr);
+    assert_eq!(
+        err,
+        "agentgate: <stdin>:1: tool_result: unknown variant `done\\u001b[2J\\u2028\\u0085x`, \
+         expected one of `completed`, `failed`, `cancelled`\n"
+    );
+    assert_eq!(last_json(&out.stdout)["type"], "complete");
+}
+
+#[test]
 fn strict_makes_the_first_bad_line_fatal_after_writing_the_terminal_record() {
     let input = "{\"type\":\"tool_call\",\"id\":\"a\",\"name\":\"bash\",\"args\":{}}\nnot json\n{\"type\":\"answer\",\"content\":\"never read\"}\n";
     let out = run_with_stdin(&["--to", "localcode", "--strict"], input.as_bytes());

@@ -96,13 +96,17 @@ impl Diagnostic {
 }
 
 /// `text` with every character that would end a line early or reach a terminal as a control
-/// written as its JSON escape (`\n`, `\u001b`): the C0 and C1 controls, DEL, and U+2028 and
-/// U+2029, which some readers take for line breaks. A diagnostic quotes what the input said (a
-/// value no variant matched, say), and a stream can say anything: this keeps each diagnostic on
-/// its one line, and an escape sequence in a transcript from moving the cursor of the terminal
-/// that reads them. Text without such characters comes back as it is.
+/// written as its JSON escape (`\n`, `\u001b`): the C0 and C1 controls, DEL, U+2028 and U+2029,
+/// which some readers take for line breaks, and the bidirectional overrides and isolates
+/// (U+202A–U+202E, U+2066–U+2069, the ones rustc warns of in source), which reorder what the
+/// terminal shows. A diagnostic quotes what the input said (a value no variant matched, say), and
+/// a stream can say anything: this keeps each diagnostic on its one line, shown as it is, and an
+/// escape sequence in a transcript from moving the cursor of the terminal that reads them. Text
+/// without such characters comes back as it is.
 pub fn one_line(text: &str) -> Cow<'_, str> {
-    let unsafe_char = |c: char| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}');
+    let unsafe_char = |c: char| {
+        c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
     if !text.chars().any(unsafe_char) {
         return Cow::Borrowed(text);
     }
@@ -977,11 +981,12 @@ mod tests {
 
     #[test]
     fn one_line_escapes_what_would_break_the_line_or_drive_a_terminal_and_keeps_the_rest() {
-        let plain = "tool_result: unknown variant `é 😀 <&>`";
+        // (A zero-width joiner inside an emoji is text, not a control; so is right-to-left text.)
+        let plain = "tool_result: unknown variant `é 😀 👩\u{200d}💻 <&> עברית`";
         assert!(matches!(one_line(plain), Cow::Borrowed(t) if t == plain));
         assert_eq!(
-            one_line("a\nb\rc\td\u{1b}[2J\u{7f}\u{85}\u{2028}\u{2029}\0é"),
-            r"a\nb\rc\td\u001b[2J\u007f\u0085\u2028\u2029\u0000é"
+            one_line("a\nb\rc\td\u{1b}[2J\u{7f}\u{85}\u{2028}\u{2029}\0é\u{202e}x\u{2066}"),
+            r"a\nb\rc\td\u001b[2J\u007f\u0085\u2028\u2029\u0000é\u202ex\u2066"
         );
         let d = Diagnostic { line: 3, message: "status \u{1b}]0;title\u{7}".into() };
         assert_eq!(d.line_for("run\n.jsonl"), r"run\n.jsonl:3: status \u001b]0;title\u0007");

@@ -951,6 +951,156 @@ mod tests {
         }
     }
 
+    /// A wuu line of a kind its encoder may copy as read, each member's value as wuu writes it
+    /// or not (escapes Go would not write, or would: `<`; a nested value; a count as a string),
+    /// the ids the run's or others, a member absent now and then, keys in order or not, compact
+    /// or spaced.
+    fn wuu_line() -> impl Strategy<Value = String> {
+        let string = || {
+            either(
+                &["\"a\"", "\"\"", "\"é\"", "\"x\\ny\"", "\"\\u003c\""],
+                &["\"<&>\"", "\"\\u00e9\"", "\"\\/\"", "5", "null"],
+            )
+        };
+        let count = || either(&["3", "0", "120"], &["\"3\"", "-1", "1.5", "null"]);
+        let kinds = vec![
+            ("agent_message_delta", vec!["delta"], vec![]),
+            ("agent_message_final", vec!["message"], vec![]),
+            ("tool_output_delta", vec!["delta", "item_id"], vec![]),
+            ("tool_started", vec!["arguments", "item_id", "name"], vec![]),
+            (
+                "usage_updated",
+                vec![],
+                vec!["cache_creation_tokens", "cache_read_tokens", "input_tokens", "output_tokens"],
+            ),
+            ("file_changed", vec!["action", "path", "tool_name"], vec!["workspace_revision"]),
+            ("subagent_updated", vec!["agent_id", "status"], vec![]),
+            ("provider_state", vec!["provider"], vec!["step_index"]),
+            ("turn_started", vec![], vec![]),
+        ];
+        (
+            prop::sample::select(kinds),
+            prop::collection::vec(prop::option::weighted(0.9, string()), 4),
+            prop::collection::vec(prop::option::weighted(0.9, count()), 4),
+            either(&["\"thread-1\""], &["\"thread-2\"", "\"\""]),
+            either(&["\"turn-1\""], &["\"turn-2\"", "7"]),
+            prop::option::weighted(
+                0.2,
+                (
+                    prop::sample::select(vec!["zeta", "alpha", "nested"]),
+                    either(&["1", "\"v\""], &["{\"b\":1,\"a\":2}", "[1, 2]"]),
+                ),
+            ),
+            (prop::bool::weighted(0.2), prop::bool::weighted(0.2), prop::bool::weighted(0.1)),
+        )
+            .prop_map(
+                |((kind, strings, counts), svals, cvals, thread, turn, extra, (shuffle, spaced, bash))| {
+                    let mut members: Vec<(&str, &str)> = Vec::new();
+                    for (k, v) in strings.iter().zip(&svals) {
+                        let v = if *k == "name" && bash { Some("\"bash\"") } else { *v };
+                        if let Some(v) = v {
+                            members.push((k, v));
+                        }
+                    }
+                    for (k, v) in counts.iter().zip(&cvals) {
+                        if let Some(v) = v {
+                            members.push((k, v));
+                        }
+                    }
+                    if kind != "subagent_updated" && kind != "provider_state" {
+                        members.push(("thread_id", thread));
+                        members.push(("turn_id", turn));
+                    }
+                    if let Some((k, v)) = extra {
+                        members.push((k, v));
+                    }
+                    members.sort();
+                    members.push(("type", kind));
+                    if shuffle {
+                        members.reverse();
+                    }
+                    let sep = if spaced { ", " } else { "," };
+                    let body: Vec<String> = members
+                        .iter()
+                        .map(|(k, v)| if *k == "type" { format!("\"type\":\"{v}\"") } else { format!("\"{k}\":{v}") })
+                        .collect();
+                    format!("{{{}}}", body.join(sep))
+                },
+            )
+    }
+
+    /// Translated wuu to wuu, with the copy of lines the decoder vouches for or without.
+    fn wuu_to_wuu(input: &str, verbatim: bool) -> (String, Vec<Diagnostic>) {
+        VERBATIM.set(verbatim);
+        let (out, _, diags) = translate_bytes(input.as_bytes(), &Options::new(Some(Dialect::Wuu), Dialect::Wuu));
+        VERBATIM.set(true);
+        (String::from_utf8(out).unwrap(), diags)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1024))]
+
+        /// A wuu line copied to the output as it was read is the line the encoder would have
+        /// written for it, for any line in a run whose thread and turn it may or may not name.
+        #[test]
+        fn a_wuu_line_copied_as_read_is_the_line_the_encoder_writes(lines in prop::collection::vec(wuu_line(), 1..6)) {
+            let input = format!(
+                "{}\n{}\n{}\n",
+                r#"{"cwd":"","model":"m","provider":"p","thread_id":"thread-1","type":"thread_started"}"#,
+                r#"{"thread_id":"thread-1","turn_id":"turn-1","type":"turn_started"}"#,
+                lines.join("\n"),
+            );
+            let (copied, copied_diags) = wuu_to_wuu(&input, true);
+            let (written, written_diags) = wuu_to_wuu(&input, false);
+            prop_assert_eq!(copied, written, "{}", input);
+            prop_assert_eq!(copied_diags, written_diags);
+        }
+    }
+
+    #[test]
+    fn wuu_lines_as_wuu_writes_them_are_copied_and_others_are_not() {
+        let decode = |line: &str| {
+            let m = Object::parse(line).unwrap().unwrap();
+            let mut out = Decoded { verbatim_wanted: true, line_len: line.len(), ..Decoded::default() };
+            Dialect::Wuu.decoder().decode(m, &mut out).unwrap();
+            out.records.iter().map(|r| r.verbatim).collect::<Vec<_>>()
+        };
+        let delta = r#"{"delta":"FAIL x\n","item_id":"item-2","thread_id":"thread-9f2c","turn_id":"turn-1","type":"tool_output_delta"}"#;
+        assert_eq!(decode(delta), [true]);
+        let usage = r#"{"cache_creation_tokens":0,"cache_read_tokens":600,"input_tokens":1000,"output_tokens":20,"thread_id":"t","turn_id":"u","type":"usage_updated"}"#;
+        assert_eq!(decode(usage), [true]);
+        let state = r#"{"protocol":"responses","provider":"openai","step_index":1,"transport":"https","type":"provider_state"}"#;
+        assert_eq!(decode(state), [true]);
+        for other in [
+            delta.replace(",\"item_id", ", \"item_id"),
+            delta.replace("FAIL", "<FAIL>"),
+            delta.replace("FAIL", "\\u0046AIL"),
+            delta.replace(",\"item_id\":\"item-2\"", ""),
+            delta.replace("{\"delta", "{\"zz\":1,\"delta"),
+            delta.replace("\"type\":\"tool_output_delta\"", "\"type\":\"tool_output_delta\",\"zz\":1"),
+            usage.replace("\"input_tokens\":1000", "\"input_tokens\":\"1000\""),
+            state.replace("\"step_index\":1", "\"step_index\":{\"a\":1}"),
+        ] {
+            assert_eq!(decode(&other), [false], "{other}");
+        }
+        // And the copies happen (of the turn's start and the usage; the delta's `<` is not as
+        // Go writes it): the run comes out as it went in, copied or written.
+        let run = [
+            r#"{"model":"m","provider":"p","type":"session_configured","workspace_root":""}"#,
+            r#"{"cwd":"","model":"m","provider":"p","thread_id":"thread-1","type":"thread_started"}"#,
+            r#"{"thread_id":"thread-1","turn_id":"turn-1","type":"turn_started"}"#,
+            r#"{"delta":"hi <b>","thread_id":"thread-1","turn_id":"turn-1","type":"agent_message_delta"}"#,
+            r#"{"cache_creation_tokens":0,"cache_read_tokens":6,"input_tokens":10,"output_tokens":2,"thread_id":"thread-1","turn_id":"turn-1","type":"usage_updated"}"#,
+        ]
+        .join("\n")
+            + "\n";
+        let before = crate::dialect::wuu::COPIES.get();
+        let (copied, _) = wuu_to_wuu(&run, true);
+        assert_eq!(crate::dialect::wuu::COPIES.get() - before, 2);
+        assert!(copied.starts_with(&run.replace("<b>", "\\u003cb\\u003e")), "{copied}");
+        assert_eq!(copied, wuu_to_wuu(&run, false).0);
+    }
+
     #[test]
     fn loom_lines_as_loom_writes_them_are_copied_and_others_are_not() {
         let decode = |line: &str| {

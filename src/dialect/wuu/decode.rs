@@ -9,8 +9,9 @@ use crate::event::{
     Arguments, Basis, Event, Outcome, Phase, Scope, Session, Terminal, Tokens, ToolCall, ToolResult, ToolStatus, Usage,
 };
 use crate::extra::Extra;
+use crate::json::{raw_in_layout, Layout};
 use crate::normalize::make_room;
-use crate::object::Object;
+use crate::object::{Member, Object};
 
 /// The two event families that report the same bash call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,6 +153,86 @@ fn arguments(m: &mut Object<'_>) -> Arguments {
     }
 }
 
+/// What a member of a line copied as read must be (see [`written_as_read`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Must {
+    /// A string the Go layout writes as it was read.
+    Str,
+    /// Such a string, not empty (`arguments`: empty ones are read from `command`).
+    Filled,
+    /// A count written as plain digits.
+    Count,
+}
+
+/// The members wuu's encoder always writes on a line of `kind`, for the kinds whose lines it may
+/// copy as read; `None` for the others.
+fn always_written(kind: &str) -> Option<&'static [(&'static str, Must)]> {
+    use Must::*;
+    Some(match kind {
+        "agent_message_delta" => &[("delta", Str)],
+        "tool_output_delta" => &[("delta", Str), ("item_id", Str)],
+        "agent_message_final" => &[("message", Str)],
+        "tool_started" => &[("arguments", Filled), ("item_id", Str), ("name", Str)],
+        "usage_updated" => &[
+            ("cache_creation_tokens", Count),
+            ("cache_read_tokens", Count),
+            ("input_tokens", Count),
+            ("output_tokens", Count),
+        ],
+        "file_changed" => &[("action", Str), ("path", Str), ("tool_name", Str)],
+        "subagent_started" | "subagent_updated" | "subagent_completed" => &[("agent_id", Str)],
+        "turn_started" | "provider_state" | "request_context" => &[],
+        _ => return None,
+    })
+}
+
+/// Whether wuu's encoder may write a line of one of the kinds [`always_written`] names back
+/// byte for byte as it was read (`m` its members but `type`, the line `line_len` bytes long):
+/// compact, its keys sorted with `type` last, every member a string or scalar written as the Go
+/// layout writes it, the members the encoder always writes there, every other member one the
+/// contract keeps. What the decoder cannot see, the encoder checks before it copies: that the line
+/// ends with the ids it would write and the type, that usage counts are the ledger's, that the
+/// call is not bash's (see its `copied`). Any doubt is a no.
+fn written_as_read(m: &Object<'_>, kind: &str, line_len: usize) -> bool {
+    let Some(always) = always_written(kind) else { return false };
+    // `"type":"<kind>"` and its comma, the rest as the members say.
+    if m.compact_len().map(|n| n + kind.len() + 10) != Some(line_len) {
+        return false;
+    }
+    let may = Dialect::Wuu.contract().fields_of(kind);
+    let string = |v: &Member<'_>| matches!(v, Member::Raw(r, as_is) if r.starts_with('"') && as_is.in_layout(Layout::Go) == Some(true));
+    let mut found = 0;
+    let mut before = "";
+    for (k, v) in m.iter() {
+        // In order, each after the one before and before `type`: most keys differ in their first
+        // byte, which settles it without comparing the rest.
+        let after = match (k.as_bytes().first(), before.as_bytes().first()) {
+            (Some(a), Some(b)) if a != b => a > b,
+            _ => k > before,
+        };
+        if !after || (k.as_bytes().first() >= Some(&b't') && k >= "type") {
+            return false;
+        }
+        before = k;
+        let fits = match always.iter().find(|(name, _)| *name == k) {
+            Some((_, must)) => {
+                found += 1;
+                match must {
+                    Must::Str => string(v),
+                    Must::Filled => string(v) && !matches!(v, Member::Raw("\"\"", _)),
+                    Must::Count => matches!(v, Member::Raw(r, _) if crate::object::plain_u64(r)),
+                }
+            }
+            None if matches!(k, "thread_id" | "turn_id") && ids(kind) != Ids::None => string(v),
+            None => matches!(v, Member::Raw(r, as_is) if raw_in_layout(r, *as_is, Layout::Go)) && may.accepts(k, v),
+        };
+        if !fits {
+            return false;
+        }
+    }
+    found == always.len()
+}
+
 impl Decode for Decoder {
     fn decode(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
         let kind = take_type(&mut m)?;
@@ -178,6 +259,8 @@ impl Decode for Decoder {
                 }
             }
         }
+        // Checked before the ids are taken, and only where the line was read as it stands.
+        let verbatim = out.verbatim_wanted && out.warnings.is_empty() && written_as_read(&m, &kind, out.line_len);
         // Where the encoder writes them back (see `Ids`).
         if ids(&kind) != Ids::None {
             self.strip_ids(&mut m);
@@ -350,8 +433,10 @@ impl Decode for Decoder {
                 return Ok(());
             }
         };
+        // A record marked verbatim keeps its extra members too: the encoder writes it as any
+        // other where the line is not quite its own (ids it does not hold, a bash call).
         let extra = out.extra(m);
-        out.push(own(event, extra));
+        out.push(Record { event, origin: Dialect::Wuu, extra, verbatim });
         Ok(())
     }
 }

@@ -12,6 +12,12 @@ use crate::json::{write_line, Field, Layout};
 use crate::normalize::{make_room, Context};
 use crate::report::Fate;
 
+#[cfg(test)]
+thread_local! {
+    /// Lines copied as read on this thread, for the tests to see that the copies happen.
+    pub(crate) static COPIES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
 pub struct Encoder {
     contract: &'static Contract,
     configured: bool,
@@ -31,6 +37,9 @@ pub struct Encoder {
     streamed: IndexMap<String, Option<usize>>,
     /// Items of calls to bash, which wuu reports as `command_*` events too.
     bash: IndexMap<String, ()>,
+    /// The ids as the end of a line of each id set writes them (`,"thread_id":…,"turn_id":…`
+    /// and `,"thread_id":…`), and the two ids they were written for (see [`Encoder::copied`]).
+    tails: (Vec<u8>, usize, String, String),
 }
 
 impl Encoder {
@@ -47,7 +56,56 @@ impl Encoder {
             pending_error: None,
             streamed: IndexMap::new(),
             bash: IndexMap::new(),
+            tails: (Vec::new(), 0, String::new(), String::new()),
         }
+    }
+
+    /// Copies the line a record marked [`Record::verbatim`] was read from, where it ends with
+    /// what this encoder writes last on a `kind` line, the ids the kind carries and its type
+    /// (`,"thread_id":…,"turn_id":…,"type":…}`): the decoder checked the rest, so the line is the
+    /// one this encoder would write. `false`, writing nothing, otherwise. Called after the
+    /// record's other effects (a turn started, output counted).
+    fn copied(&mut self, rec: &Record, sink: &mut Sink<'_>, kind: &str) -> bool {
+        if !rec.verbatim || rec.origin != Dialect::Wuu || sink.line.is_empty() {
+            return false;
+        }
+        let [(_, Field::Str(thread)), (_, Field::Str(turn))] = self.ids() else { unreachable!("ids are strings") };
+        if self.tails.0.is_empty() || self.tails.2 != thread || self.tails.3 != turn {
+            let (thread, turn) = (thread.to_string(), turn.to_string());
+            let tails = &mut self.tails;
+            tails.0.clear();
+            tails.0.extend_from_slice(b",\"thread_id\":");
+            crate::json::write_str(&mut tails.0, &thread, Layout::Go);
+            tails.1 = tails.0.len();
+            tails.0.extend_from_slice(b",\"turn_id\":");
+            crate::json::write_str(&mut tails.0, &turn, Layout::Go);
+            (tails.2, tails.3) = (thread, turn);
+        }
+        let ids = match ids(kind) {
+            Ids::None => &[][..],
+            Ids::Thread => &self.tails.0[..self.tails.1],
+            Ids::Turn => &self.tails.0[..],
+        };
+        // The line ends `<ids>,"type":"<kind>"}` (kinds are plain words), its ids the first
+        // members where it has no others (`{"thread_id":…`).
+        let line = sink.line.as_bytes();
+        let end = kind.len() + 11;
+        let same = line.len() >= ids.len() + end
+            && line[line.len() - end..].starts_with(b",\"type\":\"")
+            && &line[line.len() - kind.len() - 2..line.len() - 2] == kind.as_bytes()
+            && line.ends_with(b"\"}")
+            && {
+                let head = &line[..line.len() - end];
+                let at = head.len() - ids.len();
+                ids.is_empty() || (head[at + 1..] == ids[1..] && (head[at] == b',' || at == 0))
+            };
+        if same {
+            sink.out.extend_from_slice(line);
+            sink.out.push(b'\n');
+            #[cfg(test)]
+            COPIES.set(COPIES.get() + 1);
+        }
+        same
     }
 }
 
@@ -346,7 +404,9 @@ impl Encode for Encoder {
                 }
                 self.turns += 1;
                 self.turn_id = Some(id.clone().unwrap_or_else(|| format!("turn-{}", self.turns)));
-                self.emit(sink, "turn_started", vec![], extra);
+                if !self.copied(rec, sink, "turn_started") {
+                    self.emit(sink, "turn_started", vec![], extra);
+                }
             }
             Event::TurnEnd { status, reason, .. } => {
                 self.ensure_turn(ctx, sink);
@@ -363,13 +423,17 @@ impl Encode for Encoder {
                     self.message.push_str(text);
                     self.unfinished_message = true;
                 }
-                self.emit_sorted(sink, "agent_message_delta", &[("delta", Field::Str(text))], extra);
+                if !self.copied(rec, sink, "agent_message_delta") {
+                    self.emit_sorted(sink, "agent_message_delta", &[("delta", Field::Str(text))], extra);
+                }
             }
             Event::TextReplace { text } | Event::TextEnd { text: Some(text) } => {
                 self.ensure_turn(ctx, sink);
                 self.unfinished_message = false;
                 self.message.clear();
-                self.emit(sink, "agent_message_final", [("message", Field::Str(text))], extra);
+                if !self.copied(rec, sink, "agent_message_final") {
+                    self.emit(sink, "agent_message_final", [("message", Field::Str(text))], extra);
+                }
             }
             Event::TextEnd { text: None } => {
                 self.finish_message(sink);
@@ -378,7 +442,10 @@ impl Encode for Encoder {
             Event::ToolCall(c) => {
                 self.ensure_turn(ctx, sink);
                 self.finish_message(sink);
-                self.start_call(sink, c.id.as_deref().unwrap_or_default(), &c.name, &c.arguments, extra);
+                // A call to bash starts twice (command_started): written.
+                if &*c.name == "bash" || !self.copied(rec, sink, "tool_started") {
+                    self.start_call(sink, c.id.as_deref().unwrap_or_default(), &c.name, &c.arguments, extra);
+                }
             }
             Event::ToolOutput { id: Some(id), text, accumulated } => {
                 self.ensure_turn(ctx, sink);
@@ -394,7 +461,10 @@ impl Encode for Encoder {
                     // Pieces: counted where that needs no decoding.
                     let plain = (!text.is_escaped()).then(|| text.as_read_len());
                     self.streamed.insert(id.clone(), sent.zip(plain).map(|(a, b)| a + b));
-                    self.tool(sink, OUTPUT_DELTA, id, &[("delta", Field::Text(text))], extra);
+                    // A bash item's output goes out twice (command_output_delta): written.
+                    if self.bash.contains_key(id.as_str()) || !self.copied(rec, sink, OUTPUT_DELTA.0) {
+                        self.tool(sink, OUTPUT_DELTA, id, &[("delta", Field::Text(text))], extra);
+                    }
                 }
             }
             Event::ToolResult(r) => {
@@ -453,9 +523,16 @@ impl Encode for Encoder {
                 self.pending_error.get_or_insert(why);
             }
             Event::Usage(u) if own && u.final_ => return Fate::Absorbed,
-            Event::Usage(_) => {
+            Event::Usage(u) => {
                 self.ensure_turn(ctx, sink);
                 let t = ctx.turn_totals;
+                // A snapshot whose counts are the turn's totals, as a wuu source's are.
+                let (a, b) = (&u.tokens, &t);
+                let totals = (a.input, a.output, a.cache_read, a.cache_write)
+                    == (b.input, b.output, b.cache_read, b.cache_write);
+                if totals && self.copied(rec, sink, "usage_updated") {
+                    return Fate::Written;
+                }
                 let fields = [
                     ("cache_creation_tokens", Field::Int(t.cache_write.unwrap_or(0))),
                     ("cache_read_tokens", Field::Int(t.cache_read.unwrap_or(0))),
@@ -482,7 +559,9 @@ impl Encode for Encoder {
                     ("action", s(action.clone().unwrap_or_default())),
                     ("tool_name", s(tool.clone().unwrap_or_default())),
                 ];
-                self.emit_with(sink, "file_changed", data, fields, extra);
+                if !self.copied(rec, sink, "file_changed") {
+                    self.emit_with(sink, "file_changed", data, fields, extra);
+                }
             }
             Event::Subagent { phase, id, status, data } => {
                 self.ensure_session(None, ctx, sink);
@@ -495,7 +574,9 @@ impl Encode for Encoder {
                 if let Some(st) = status {
                     fields.push(("status", s(st.clone())));
                 }
-                self.emit_with(sink, kind, data, fields, extra);
+                if !self.copied(rec, sink, kind) {
+                    self.emit_with(sink, kind, data, fields, extra);
+                }
             }
             Event::Todo { items } => {
                 self.ensure_turn(ctx, sink);
@@ -503,7 +584,9 @@ impl Encode for Encoder {
             }
             Event::Diagnostics { kind, data } if kind == "provider_state" || kind == "request_context" => {
                 self.ensure_session(None, ctx, sink);
-                self.emit_with(sink, kind, data, [], extra);
+                if !self.copied(rec, sink, kind) {
+                    self.emit_with(sink, kind, data, [], extra);
+                }
             }
             Event::FinalAnswer { text } if !own && !ctx.answer_streamed && !text.is_empty() => {
                 // An answer the source gave whole (adal's answer) is the turn's message.

@@ -15,6 +15,8 @@ mod encode;
 
 pub use decode::Decoder;
 pub use encode::Encoder;
+#[cfg(test)]
+pub(crate) use encode::COPIES;
 
 use serde_json::{Map, Value};
 

@@ -926,12 +926,27 @@ mod tests {
         }
     }
 
-    /// Translated loom to loom, with the copy of lines the decoder vouches for or without.
-    fn loom_to_loom(input: &str, verbatim: bool) -> (String, Vec<Diagnostic>) {
-        VERBATIM.set(verbatim);
-        let (out, _, diags) = translate_bytes(input.as_bytes(), &Options::new(Some(Dialect::Loom), Dialect::Loom));
-        VERBATIM.set(true);
-        (String::from_utf8(out).unwrap(), diags)
+    /// Which records of `line`, decoded for a run into its own dialect, are marked to be copied.
+    fn copy_marks(dialect: Dialect, line: &str) -> Vec<bool> {
+        let m = Object::parse(line).unwrap().unwrap();
+        let mut out = Decoded { verbatim_wanted: true, line_len: line.len(), ..Decoded::default() };
+        dialect.decoder().decode(m, &mut out).unwrap();
+        out.records.iter().map(|r| r.verbatim).collect()
+    }
+
+    /// `input` translated from `dialect` to itself, with the copy of lines the decoder vouches
+    /// for or without: the same bytes and diagnostics either way, or what differs.
+    fn copy_changes_nothing(dialect: Dialect, input: &str) -> Result<(), TestCaseError> {
+        let run = |verbatim: bool| {
+            VERBATIM.set(verbatim);
+            let (out, _, diags) = translate_bytes(input.as_bytes(), &Options::new(Some(dialect), dialect));
+            VERBATIM.set(true);
+            (String::from_utf8(out).unwrap(), diags)
+        };
+        let ((copied, copied_diags), (written, written_diags)) = (run(true), run(false));
+        prop_assert_eq!(copied, written, "{}", input);
+        prop_assert_eq!(copied_diags, written_diags);
+        Ok(())
     }
 
     proptest! {
@@ -943,11 +958,7 @@ mod tests {
         /// written for it, for any line: the copy is only an economy.
         #[test]
         fn a_loom_line_copied_as_read_is_the_line_the_encoder_writes(lines in prop::collection::vec(loom_line(), 1..5)) {
-            let input = lines.join("\n") + "\n";
-            let (copied, copied_diags) = loom_to_loom(&input, true);
-            let (written, written_diags) = loom_to_loom(&input, false);
-            prop_assert_eq!(copied, written, "{}", input);
-            prop_assert_eq!(copied_diags, written_diags);
+            copy_changes_nothing(Dialect::Loom, &(lines.join("\n") + "\n"))?;
         }
     }
 
@@ -1029,14 +1040,6 @@ mod tests {
             )
     }
 
-    /// Translated wuu to wuu, with the copy of lines the decoder vouches for or without.
-    fn wuu_to_wuu(input: &str, verbatim: bool) -> (String, Vec<Diagnostic>) {
-        VERBATIM.set(verbatim);
-        let (out, _, diags) = translate_bytes(input.as_bytes(), &Options::new(Some(Dialect::Wuu), Dialect::Wuu));
-        VERBATIM.set(true);
-        (String::from_utf8(out).unwrap(), diags)
-    }
-
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(1024))]
 
@@ -1050,21 +1053,13 @@ mod tests {
                 r#"{"thread_id":"thread-1","turn_id":"turn-1","type":"turn_started"}"#,
                 lines.join("\n"),
             );
-            let (copied, copied_diags) = wuu_to_wuu(&input, true);
-            let (written, written_diags) = wuu_to_wuu(&input, false);
-            prop_assert_eq!(copied, written, "{}", input);
-            prop_assert_eq!(copied_diags, written_diags);
+            copy_changes_nothing(Dialect::Wuu, &input)?;
         }
     }
 
     #[test]
     fn wuu_lines_as_wuu_writes_them_are_copied_and_others_are_not() {
-        let decode = |line: &str| {
-            let m = Object::parse(line).unwrap().unwrap();
-            let mut out = Decoded { verbatim_wanted: true, line_len: line.len(), ..Decoded::default() };
-            Dialect::Wuu.decoder().decode(m, &mut out).unwrap();
-            out.records.iter().map(|r| r.verbatim).collect::<Vec<_>>()
-        };
+        let decode = |line: &str| copy_marks(Dialect::Wuu, line);
         let delta = r#"{"delta":"FAIL x\n","item_id":"item-2","thread_id":"thread-9f2c","turn_id":"turn-1","type":"tool_output_delta"}"#;
         assert_eq!(decode(delta), [true]);
         let usage = r#"{"cache_creation_tokens":0,"cache_read_tokens":600,"input_tokens":1000,"output_tokens":20,"thread_id":"t","turn_id":"u","type":"usage_updated"}"#;
@@ -1095,20 +1090,16 @@ mod tests {
         .join("\n")
             + "\n";
         let before = crate::dialect::wuu::COPIES.get();
-        let (copied, _) = wuu_to_wuu(&run, true);
+        let (copied, _, _) = translate_bytes(run.as_bytes(), &Options::new(Some(Dialect::Wuu), Dialect::Wuu));
         assert_eq!(crate::dialect::wuu::COPIES.get() - before, 2);
+        let copied = String::from_utf8(copied).unwrap();
         assert!(copied.starts_with(&run.replace("<b>", "\\u003cb\\u003e")), "{copied}");
-        assert_eq!(copied, wuu_to_wuu(&run, false).0);
+        copy_changes_nothing(Dialect::Wuu, &run).unwrap();
     }
 
     #[test]
     fn loom_lines_as_loom_writes_them_are_copied_and_others_are_not() {
-        let decode = |line: &str| {
-            let m = Object::parse(line).unwrap().unwrap();
-            let mut out = Decoded { verbatim_wanted: true, line_len: line.len(), ..Decoded::default() };
-            Dialect::Loom.decoder().decode(m, &mut out).unwrap();
-            out.records.iter().map(|r| r.verbatim).collect::<Vec<_>>()
-        };
+        let decode = |line: &str| copy_marks(Dialect::Loom, line);
         let line = r#"{"arguments":"{\"action\":\"tests.run\"}","call_id":"1-call-1","kind":"ToolCall","name":"select_action","schema_version":1,"turn":2}"#;
         assert_eq!(decode(line), [true]);
         for other in [

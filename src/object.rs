@@ -51,7 +51,22 @@ pub fn take_trouble() -> Option<String> {
     TROUBLE.with(|t| t.borrow_mut().take())
 }
 
+/// Whether key `k` sorts after `before` (`""`: none yet), for a decoder that checks a line's keys
+/// are in order: most keys differ in their first byte, which settles it without comparing the
+/// rest.
+pub(crate) fn sorts_after(k: &str, before: &str) -> bool {
+    match (k.as_bytes().first(), before.as_bytes().first()) {
+        (Some(a), Some(b)) if a != b => a > b,
+        _ => k > before,
+    }
+}
+
 impl<'a> Member<'a> {
+    /// Whether the member is a string that `layout` writes as it was read.
+    pub(crate) fn is_str_as_written(&self, layout: crate::json::Layout) -> bool {
+        matches!(self, Member::Raw(r, as_is) if r.starts_with('"') && as_is.in_layout(layout) == Some(true))
+    }
+
     /// A member holding `v`.
     pub fn value(v: Value) -> Self {
         Member::Value(Box::new(v))

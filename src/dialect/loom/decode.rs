@@ -7,7 +7,7 @@ use crate::dialect::{
 };
 use crate::event::{Arguments, Basis, Event, Outcome, Scope, Summary, SummaryCall, Terminal, Tokens, ToolCall, Usage};
 use crate::json::{raw_in_layout, Layout};
-use crate::object::{plain_u64, Member, Object};
+use crate::object::{plain_u64, sorts_after, Member, Object};
 
 #[derive(Default)]
 pub struct Decoder;
@@ -120,7 +120,7 @@ fn summary(m: &mut Object<'_>, out: &mut Decoded) -> Summary {
 /// Any doubt is a no: the line is then written as any other.
 fn written_as_read(m: &Object<'_>, kind: &str) -> bool {
     let may = Dialect::Loom.contract().fields_of(kind);
-    let string = |v: &Member<'_>| matches!(v, Member::Raw(r, as_is) if r.starts_with('"') && as_is.in_layout(Layout::Sorted) == Some(true));
+    let string = |v: &Member<'_>| v.is_str_as_written(Layout::Sorted);
     let count = |v: &Member<'_>| matches!(v, Member::Raw(r, _) if plain_u64(r));
     // The fields the encoder writes whether or not the line has them.
     let mut always = match kind {
@@ -130,13 +130,7 @@ fn written_as_read(m: &Object<'_>, kind: &str) -> bool {
     };
     let mut before = "";
     for (k, v) in m.iter() {
-        // In order, each after the one before: most keys differ in their first byte, which
-        // settles it without comparing the rest.
-        let after = match (k.as_bytes().first(), before.as_bytes().first()) {
-            (Some(a), Some(b)) if a != b => a > b,
-            _ => k > before,
-        };
-        if !after {
+        if !sorts_after(k, before) {
             return false;
         }
         before = k;

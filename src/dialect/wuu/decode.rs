@@ -11,7 +11,7 @@ use crate::event::{
 use crate::extra::Extra;
 use crate::json::{raw_in_layout, Layout};
 use crate::normalize::make_room;
-use crate::object::{Member, Object};
+use crate::object::{sorts_after, Member, Object};
 
 /// The two event families that report the same bash call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -200,17 +200,12 @@ fn written_as_read(m: &Object<'_>, kind: &str, line_len: usize) -> bool {
         return false;
     }
     let may = Dialect::Wuu.contract().fields_of(kind);
-    let string = |v: &Member<'_>| matches!(v, Member::Raw(r, as_is) if r.starts_with('"') && as_is.in_layout(Layout::Go) == Some(true));
+    let string = |v: &Member<'_>| v.is_str_as_written(Layout::Go);
     let mut found = 0;
     let mut before = "";
     for (k, v) in m.iter() {
-        // In order, each after the one before and before `type`: most keys differ in their first
-        // byte, which settles it without comparing the rest.
-        let after = match (k.as_bytes().first(), before.as_bytes().first()) {
-            (Some(a), Some(b)) if a != b => a > b,
-            _ => k > before,
-        };
-        if !after || (k.as_bytes().first() >= Some(&b't') && k >= "type") {
+        // In order, each after the one before and before `type`.
+        if !sorts_after(k, before) || !sorts_after("type", k) {
             return false;
         }
         before = k;

@@ -37,9 +37,19 @@ pub struct Encoder {
     streamed: IndexMap<String, Option<usize>>,
     /// Items of calls to bash, which wuu reports as `command_*` events too.
     bash: IndexMap<String, ()>,
-    /// The ids as the end of a line of each id set writes them (`,"thread_id":…,"turn_id":…`
-    /// and `,"thread_id":…`), and the two ids they were written for (see [`Encoder::copied`]).
-    tails: (Vec<u8>, usize, String, String),
+    /// The ids as a line ends with them (see [`Encoder::copied`]).
+    tail: IdsTail,
+}
+
+/// The thread's and the turn's ids as the end of a line writes them, `,"thread_id":…,"turn_id":…`
+/// (the first `thread_end` bytes: a line that carries the thread's alone), kept for the ids they
+/// were written for.
+#[derive(Default)]
+struct IdsTail {
+    text: Vec<u8>,
+    thread_end: usize,
+    thread: String,
+    turn: String,
 }
 
 impl Encoder {
@@ -56,7 +66,7 @@ impl Encoder {
             pending_error: None,
             streamed: IndexMap::new(),
             bash: IndexMap::new(),
-            tails: (Vec::new(), 0, String::new(), String::new()),
+            tail: IdsTail::default(),
         }
     }
 
@@ -70,21 +80,21 @@ impl Encoder {
             return false;
         }
         let [(_, Field::Str(thread)), (_, Field::Str(turn))] = self.ids() else { unreachable!("ids are strings") };
-        if self.tails.0.is_empty() || self.tails.2 != thread || self.tails.3 != turn {
+        if self.tail.text.is_empty() || self.tail.thread != thread || self.tail.turn != turn {
             let (thread, turn) = (thread.to_string(), turn.to_string());
-            let tails = &mut self.tails;
-            tails.0.clear();
-            tails.0.extend_from_slice(b",\"thread_id\":");
-            crate::json::write_str(&mut tails.0, &thread, Layout::Go);
-            tails.1 = tails.0.len();
-            tails.0.extend_from_slice(b",\"turn_id\":");
-            crate::json::write_str(&mut tails.0, &turn, Layout::Go);
-            (tails.2, tails.3) = (thread, turn);
+            let tail = &mut self.tail;
+            tail.text.clear();
+            tail.text.extend_from_slice(b",\"thread_id\":");
+            crate::json::write_str(&mut tail.text, &thread, Layout::Go);
+            tail.thread_end = tail.text.len();
+            tail.text.extend_from_slice(b",\"turn_id\":");
+            crate::json::write_str(&mut tail.text, &turn, Layout::Go);
+            (tail.thread, tail.turn) = (thread, turn);
         }
         let ids = match ids(kind) {
             Ids::None => &[][..],
-            Ids::Thread => &self.tails.0[..self.tails.1],
-            Ids::Turn => &self.tails.0[..],
+            Ids::Thread => &self.tail.text[..self.tail.thread_end],
+            Ids::Turn => &self.tail.text[..],
         };
         // The line ends `<ids>,"type":"<kind>"}` (kinds are plain words), its ids the first
         // members where it has no others (`{"thread_id":…`).

@@ -5,8 +5,13 @@
 //!
 //! Fixture lines are all short, while a real agent's stream is not: most of its bytes are tool
 //! output (a file read, a test run's log) on a few long lines among many short ones (deltas,
-//! status). So each copy grows the tool output of its tool-result lines to a size taken in turn
-//! from `OUTPUT_SIZES` (400 B to 16 KB, mean about 4 KB), repeating the fixture's own text.
+//! status). So each copy grows the tool outputs of its tool-result lines, repeating the
+//! fixture's own text: the fixture's longest output to a size taken in turn from `OUTPUT_SIZES`
+//! (400 B to 16 KB, mean about 4 KB), every other by the same factor. One output is then one
+//! size wherever the copy repeats it, as an agent repeats the same text (a call's result in
+//! base-context's `tool_execution_end` and in its toolResult message's `message_start` and
+//! `message_end`, wuu's `tool_output_delta` and `command_output_delta`), and a partial output
+//! (base-context's `tool_execution_update`) stays shorter than the whole.
 
 use std::io::{self, Write};
 
@@ -14,7 +19,7 @@ use agentgate::contract::Contract;
 use agentgate::json::cut_chars;
 use serde_json::Value;
 
-/// Sizes, in bytes, that tool outputs are grown to, used in turn.
+/// Sizes, in bytes, that the longest tool output of a copy is grown to, one copy after another.
 const OUTPUT_SIZES: [usize; 8] = [400, 1200, 3000, 600, 8000, 2000, 16000, 800];
 
 /// Whether a line reports a tool's output, by its kind (`type`, or loom's `kind`) or, for
@@ -43,24 +48,49 @@ fn longest(v: &Value, under_output: bool) -> Option<&str> {
     }
 }
 
-/// `line` with its tool output grown to about `size` bytes, when it has one, and never past a
-/// limit its dialect's contract sets (localcode cuts results at 4000 characters); the rest of
-/// the line stays byte for byte as the fixture wrote it.
-fn grow_output(line: &str, size: usize, contract: &Contract) -> Option<String> {
-    let v = serde_json::from_str::<Value>(line).ok().filter(carries_output)?;
-    let kind = v[&contract.type_field].as_str().unwrap_or("");
-    let limit = contract.kinds.get(kind).into_iter().flat_map(|k| k.fields.values()).filter_map(|f| f.max_chars).max();
-    let size = limit.map_or(size, |l| size.min(l));
-    let text = longest(&v, false).filter(|t| !t.is_empty() && t.len() < size)?;
+/// A tool output of the fixture: its text, as serde_json quotes it, and the most characters
+/// a line that reports it may hold there (localcode cuts results at 4000), if its contract says.
+struct Output {
+    text: String,
+    quoted: String,
+    limit: Option<usize>,
+}
+
+/// The fixture's tool outputs, each once: the longest output text of each line that reports one.
+fn outputs(body: &[&str], contract: &Contract) -> Vec<Output> {
+    let mut found: Vec<Output> = Vec::new();
+    for line in body {
+        let Some(v) = serde_json::from_str::<Value>(line).ok().filter(carries_output) else { continue };
+        let kind = v[&contract.type_field].as_str().unwrap_or("");
+        let limit =
+            contract.kinds.get(kind).into_iter().flat_map(|k| k.fields.values()).filter_map(|f| f.max_chars).max();
+        let Some(text) = longest(&v, false).filter(|t| !t.is_empty()) else { continue };
+        let Ok(quoted) = serde_json::to_string(text) else { continue };
+        // A fixture that escapes differently from serde_json (\u00e9 for é, say) is left as it is.
+        if !line.contains(&quoted) {
+            continue;
+        }
+        match found.iter_mut().find(|o| o.text == text) {
+            Some(o) => {
+                o.limit = match (o.limit, limit) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                }
+            }
+            None => found.push(Output { text: text.to_string(), quoted, limit }),
+        }
+    }
+    found
+}
+
+/// `text` repeated, line after line, to `size` bytes (cut at a character).
+fn grown(text: &str, size: usize) -> String {
     let mut grown = String::with_capacity(size + text.len());
     while grown.len() < size {
         grown.push_str(text);
         grown.push('\n');
     }
-    let grown = cut_chars(&grown, size).0;
-    let (from, to) = (serde_json::to_string(text).ok()?, serde_json::to_string(grown).ok()?);
-    // A fixture that escapes differently from serde_json (\u00e9 for é, say) is left as it is.
-    line.contains(&from).then(|| line.replacen(&from, &to, 1))
+    cut_chars(&grown, size).0.to_string()
 }
 
 /// Writes `fixture` (a transcript of any dialect) scaled up to at least `bytes` bytes.
@@ -79,17 +109,28 @@ pub fn scale(text: &str, bytes: usize, out: &mut impl Write) -> io::Result<()> {
     let (body, last) = lines.split_at(cut);
     let mut written = 0;
     let mut copy = 0;
-    let mut grown = 0;
+    let outputs = outputs(body, contract);
+    let longest_output = outputs.iter().map(|o| o.text.len()).max().unwrap_or(0).max(1);
     while written < bytes && !body.is_empty() {
+        // This copy's outputs, each grown by the same factor and replaced in every line that
+        // holds it; the rest of each line stays byte for byte as the fixture wrote it.
+        let size = OUTPUT_SIZES[copy % OUTPUT_SIZES.len()];
+        let replace: Vec<(&str, String)> = outputs
+            .iter()
+            .filter_map(|o| {
+                let to = (o.text.len() * size / longest_output).min(o.limit.unwrap_or(usize::MAX));
+                let to = serde_json::to_string(&grown(&o.text, to)).ok()?;
+                (to.len() > o.quoted.len()).then_some((o.quoted.as_str(), to))
+            })
+            .collect();
         copy += 1;
         for line in body {
-            let mut line = match grow_output(line, OUTPUT_SIZES[grown % OUTPUT_SIZES.len()], contract) {
-                Some(longer) => {
-                    grown += 1;
-                    longer
+            let mut line = line.to_string();
+            for (from, to) in &replace {
+                if line.contains(from) {
+                    line = line.replace(from, to);
                 }
-                None => line.to_string(),
-            };
+            }
             // Distinct ids per copy: every id-like string value gets the copy number.
             for prefix in ["call", "item-", "toolu_", "c1", "p1", "p2", "t1", "t2", "u1", "f1", "k1", "k2", "x1"] {
                 line = line.replace(&format!(":\"{prefix}"), &format!(":\"{copy}-{prefix}"));

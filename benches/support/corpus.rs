@@ -5,13 +5,14 @@
 //!
 //! Fixture lines are all short, while a real agent's stream is not: most of its bytes are tool
 //! output (a file read, a test run's log) on a few long lines among many short ones (deltas,
-//! status). So each copy grows the tool outputs of its tool-result lines, repeating the
-//! fixture's own text: the fixture's longest output to a size taken in turn from `OUTPUT_SIZES`
-//! (400 B to 16 KB, mean about 4 KB), every other by the same factor. One output is then one
-//! size wherever the copy repeats it, as an agent repeats the same text (a call's result in
-//! base-context's `tool_execution_end` and in its toolResult message's `message_start` and
-//! `message_end`, wuu's `tool_output_delta` and `command_output_delta`), and a partial output
-//! (base-context's `tool_execution_update`) stays shorter than the whole.
+//! status). So each copy grows each tool output the fixture has to a size taken in turn from
+//! `OUTPUT_SIZES` (400 B to 16 KB, mean about 4 KB), repeating the fixture's own text, in every
+//! line that holds it: one output is one size wherever the copy repeats it, as an agent repeats
+//! the same text (a call's result in base-context's `tool_execution_end`, its toolResult
+//! message's `message_start` and `message_end`, the `turn_end` and `agent_end` lists; wuu's
+//! `tool_output_delta` and `command_output_delta`). A partial output (base-context's
+//! `tool_execution_update`, a prefix of the whole) grows by its whole's factor and stays the
+//! shorter.
 
 use std::io::{self, Write};
 
@@ -19,7 +20,7 @@ use agentgate::contract::Contract;
 use agentgate::json::cut_chars;
 use serde_json::Value;
 
-/// Sizes, in bytes, that the longest tool output of a copy is grown to, one copy after another.
+/// Sizes, in bytes, that tool outputs are grown to, used in turn.
 const OUTPUT_SIZES: [usize; 8] = [400, 1200, 3000, 600, 8000, 2000, 16000, 800];
 
 /// Whether a line reports a tool's output, by its kind (`type`, or loom's `kind`) or, for
@@ -110,16 +111,30 @@ pub fn scale(text: &str, bytes: usize, out: &mut impl Write) -> io::Result<()> {
     let mut written = 0;
     let mut copy = 0;
     let outputs = outputs(body, contract);
-    let longest_output = outputs.iter().map(|o| o.text.len()).max().unwrap_or(0).max(1);
+    // Each output grows to the next size in turn, but a partial output (a prefix of another,
+    // the whole it was part of) by its whole's factor, so that it stays the shorter.
+    let whole_of =
+        |o: &Output| outputs.iter().position(|w| w.text.len() > o.text.len() && w.text.starts_with(o.text.as_str()));
+    let wholes: Vec<Option<usize>> = outputs.iter().map(whole_of).collect();
+    let mut turn = 0;
     while written < bytes && !body.is_empty() {
-        // This copy's outputs, each grown by the same factor and replaced in every line that
-        // holds it; the rest of each line stays byte for byte as the fixture wrote it.
-        let size = OUTPUT_SIZES[copy % OUTPUT_SIZES.len()];
+        // This copy's outputs, grown and replaced in every line that holds them; the rest of
+        // each line stays byte for byte as the fixture wrote it.
+        let mut sizes = vec![0; outputs.len()];
+        for (n, _) in outputs.iter().enumerate().filter(|(n, _)| wholes[*n].is_none()) {
+            sizes[n] = OUTPUT_SIZES[turn % OUTPUT_SIZES.len()];
+            turn += 1;
+        }
+        for (n, o) in outputs.iter().enumerate() {
+            if let Some(w) = wholes[n] {
+                sizes[n] = sizes[w] * o.text.len() / outputs[w].text.len();
+            }
+        }
         let replace: Vec<(&str, String)> = outputs
             .iter()
-            .filter_map(|o| {
-                let to = (o.text.len() * size / longest_output).min(o.limit.unwrap_or(usize::MAX));
-                let to = serde_json::to_string(&grown(&o.text, to)).ok()?;
+            .zip(sizes)
+            .filter_map(|(o, size)| {
+                let to = serde_json::to_string(&grown(&o.text, size.min(o.limit.unwrap_or(usize::MAX)))).ok()?;
                 (to.len() > o.quoted.len()).then_some((o.quoted.as_str(), to))
             })
             .collect();

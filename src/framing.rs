@@ -265,12 +265,28 @@ pub enum DigestKind {
 enum Hasher {
     /// Hashing here; `false` once frozen (no more input is hashed).
     Here(Sha256, bool),
-    Thread(mpsc::SyncSender<Job>),
+    Thread(Box<Handoff>),
     /// Stopped: the digest of what was hashed.
     Frozen(String),
     /// XXH3-128, here; `false` once frozen.
     Fast(Box<xxhash_rust::xxh3::Xxh3>, bool),
 }
+
+/// The reading thread's side of the hashing thread: the bytes gathered for its next job, and the
+/// buffers it gave back. Handing the bytes over a batch at a time, in buffers used again, spares
+/// a wake-up of the thread, an allocation and a free for every read.
+struct Handoff {
+    jobs: mpsc::SyncSender<Job>,
+    batch: Vec<u8>,
+    spare: mpsc::Receiver<Vec<u8>>,
+}
+
+/// Bytes gathered before they go to the hashing thread: four reads. The thread takes a batch
+/// only when it is done with the one before (the channel holds none), so two are held at once:
+/// one gathered, one hashed. 256 KB had most of the gain here (base-context to loom, 200 MB:
+/// 313 against 380 ms when each read went over alone) for 0.4 MB more peak RSS; 1 MB no more
+/// gain, for 3.5 MB.
+const HASH_BATCH: usize = 4 * BLOCK;
 
 enum Job {
     Bytes(Vec<u8>),
@@ -286,12 +302,16 @@ impl Hasher {
                 // Input comes in whole buffers (a file, a fast writer): hand the hashing to a
                 // thread (keep it here if none can start). A live stream, read a line at a
                 // time, stays here.
-                let (tx, rx) = mpsc::sync_channel::<Job>(4);
+                let (tx, rx) = mpsc::sync_channel::<Job>(0);
+                let (back, spare) = mpsc::channel::<Vec<u8>>();
                 let mut moved = h.clone();
                 let spawned = std::thread::Builder::new().name("agentgate-sha256".into()).spawn(move || {
                     for job in rx {
                         match job {
-                            Job::Bytes(b) => moved.update(&b),
+                            Job::Bytes(b) => {
+                                moved.update(&b);
+                                let _ = back.send(b);
+                            }
                             Job::Digest(b, reply) => {
                                 let mut h = moved.clone();
                                 h.update(&b);
@@ -302,16 +322,28 @@ impl Hasher {
                 });
                 match spawned {
                     Ok(_) => {
-                        *self = Hasher::Thread(tx);
+                        let batch = Vec::with_capacity(HASH_BATCH + BLOCK);
+                        *self = Hasher::Thread(Box::new(Handoff { jobs: tx, batch, spare }));
                         self.feed(bytes);
                     }
                     Err(_) => h.update(bytes),
                 }
             }
-            Hasher::Thread(tx) => {
-                if tx.send(Job::Bytes(bytes.to_vec())).is_err() {
-                    // The thread is gone (it cannot panic); the digest will say so.
-                    *self = Hasher::Frozen(String::new());
+            Hasher::Thread(t) => {
+                t.batch.extend_from_slice(bytes);
+                if t.batch.len() >= HASH_BATCH {
+                    // A buffer a long line grew is let go, not kept for the rest of the run.
+                    let next = match t.spare.try_recv() {
+                        Ok(mut b) if b.capacity() <= HASH_BATCH + BLOCK => {
+                            b.clear();
+                            b
+                        }
+                        _ => Vec::with_capacity(HASH_BATCH + BLOCK),
+                    };
+                    if t.jobs.send(Job::Bytes(std::mem::replace(&mut t.batch, next))).is_err() {
+                        // The thread is gone (it cannot panic); the digest will say so.
+                        *self = Hasher::Frozen(String::new());
+                    }
                 }
             }
             Hasher::Fast(h, true) => h.update(bytes),
@@ -328,9 +360,12 @@ impl Hasher {
                 }
                 hex(&h.finalize())
             }
-            Hasher::Thread(tx) => {
+            Hasher::Thread(t) => {
                 let (reply, answer) = mpsc::channel();
-                if tx.send(Job::Digest(pending.to_vec(), reply)).is_err() {
+                let mut last = Vec::with_capacity(t.batch.len() + pending.len());
+                last.extend_from_slice(&t.batch);
+                last.extend_from_slice(pending);
+                if t.jobs.send(Job::Digest(last, reply)).is_err() {
                     return String::new();
                 }
                 answer.recv().unwrap_or_default()
@@ -567,6 +602,29 @@ mod tests {
 
         let mut lines = Lines::new(input.as_bytes(), usize::MAX);
         while lines.advance().unwrap() {}
+        assert_eq!(lines.digest(), hex(&Sha256::digest(input.as_bytes())));
+    }
+
+    #[test]
+    fn a_digest_asked_at_any_line_of_a_threaded_hash_covers_exactly_the_lines_read() {
+        // Lines of many lengths, one longer than a batch, so that the digest is asked with bytes
+        // gathered and not yet handed over, right after a hand-over, and past a grown buffer.
+        let mut input = String::new();
+        let mut ends = Vec::new();
+        for n in 0..3000usize {
+            let len = if n == 1700 { HASH_BATCH * 3 + 5 } else { (n * 7919) % 3000 };
+            input.push_str(&format!("{{\"n\":{n},\"t\":\"{}\"}}\n", "y".repeat(len)));
+            ends.push(input.len());
+        }
+        let mut lines = Lines::new(input.as_bytes(), usize::MAX);
+        let mut n = 0;
+        while lines.advance().unwrap() {
+            if n % 97 == 0 || n == 1700 || n == 1701 {
+                assert_eq!(lines.digest(), hex(&Sha256::digest(&input.as_bytes()[..ends[n]])), "at line {}", n + 1);
+            }
+            n += 1;
+        }
+        assert!(matches!(lines.hasher, Hasher::Thread(_)));
         assert_eq!(lines.digest(), hex(&Sha256::digest(input.as_bytes())));
     }
 

@@ -163,6 +163,12 @@ impl Text {
         self.s.is_empty()
     }
 
+    /// Its length as kept, in bytes (with its escapes where it was kept escaped): about what
+    /// writing it takes, to make room for it.
+    pub fn kept_len(&self) -> usize {
+        self.s.len()
+    }
+
     /// How many bytes its characters take decoded, and what follows the first `n` of them
     /// (`None` where `n` is past the end or inside a character): what `as_str()`'s `len()` and
     /// `get(n..)` give, without decoding the text. For a target that sends only what is new in

@@ -122,6 +122,20 @@ pub struct Encoder {
     next_meta: Option<Meta>,
 }
 
+/// Most bytes a buffer emptied after use keeps for the next round or loop: reused, the lists
+/// are not grown from nothing (and copied at each doubling) every time; past this, a long
+/// loop's list is let go rather than held for the rest of the run.
+const KEPT_CAPACITY: usize = 1 << 20;
+
+/// `buf` emptied, to be used again, or let go when it grew past [`KEPT_CAPACITY`].
+fn emptied(mut buf: Vec<u8>) -> Vec<u8> {
+    if buf.capacity() > KEPT_CAPACITY {
+        return Vec::new();
+    }
+    buf.clear();
+    buf
+}
+
 /// Adds a message, written as compact JSON, to a list of the loop's messages (for its
 /// `agent_end`); where its text is there.
 fn keep(list: &mut Vec<u8>, message: &[u8]) -> Range<usize> {
@@ -550,9 +564,11 @@ impl Encoder {
             self.loop_messages.push(b',');
             self.loop_messages.extend_from_slice(&later);
         }
+        self.held_messages = emptied(later);
         self.last_assistant = message;
         let held = std::mem::take(&mut self.held);
         sink.out.extend_from_slice(&held);
+        self.held = emptied(held);
     }
 
     fn close_round(&mut self, ctx: &Context, sink: &mut Sink<'_>) {
@@ -577,6 +593,7 @@ impl Encoder {
         out.extend_from_slice(b",\"toolResults\":[");
         out.extend_from_slice(&results);
         out.extend_from_slice(b"]}\n");
+        self.round_results = emptied(results);
         self.last_assistant = last;
         self.round_open = false;
         self.msg = None;
@@ -598,6 +615,7 @@ impl Encoder {
                 }
             }
             self.out(sink).extend_from_slice(b"]}\n");
+            self.loop_messages = emptied(messages);
             self.loop_open = false;
         }
     }
@@ -651,9 +669,9 @@ impl Encoder {
         self.exec_start(ctx, sink, id, name);
         self.started.shift_remove(id);
         // The content and the call, as both lines say them.
-        let mut content = Vec::new();
+        let mut content = Vec::with_capacity(output.kept_len() + 64);
         write_text_content(&mut content, output);
-        let mut call = Vec::new();
+        let mut call = Vec::with_capacity(id.len() + name.len() + 40);
         write_call(&mut call, id, name);
         let failed: &[u8] = if failed { b"true" } else { b"false" };
 
@@ -674,7 +692,8 @@ impl Encoder {
         out.extend_from_slice(failed);
         out.extend_from_slice(b"}\n");
 
-        let mut message = b"{\"role\":\"toolResult\"".to_vec();
+        let mut message = Vec::with_capacity(content.len() + call.len() + 128);
+        message.extend_from_slice(b"{\"role\":\"toolResult\"");
         message.extend_from_slice(&call);
         message.extend_from_slice(b",\"content\":");
         message.extend_from_slice(&content);

@@ -22,8 +22,166 @@ enum State {
     Written,
 }
 
+/// A content block of the assistant message being written, held as base-context writes it
+/// (members in order): typed for the three kinds the encoder makes, so that streaming into one
+/// and writing it on every update neither hashes its keys nor builds a map.
+#[derive(Debug, Clone, PartialEq)]
+enum Block {
+    /// `{"type":"text","text":…}` or `{"type":"thinking","thinking":…}`, then `more`.
+    Text { thinking: bool, text: String, more: Vec<(String, Value)> },
+    /// `{"type":"toolCall","id":…,"name":…,"arguments":…}`, then `more`.
+    Call { id: String, name: String, arguments: Value, more: Vec<(String, Value)> },
+    /// One whose source gave a member in place of one of those: as a value.
+    Other(Value),
+}
+
+impl Block {
+    fn text(kind: &str) -> Block {
+        Block::Text { thinking: kind != "text", text: String::new(), more: Vec::new() }
+    }
+
+    fn call(id: &str, name: &str, arguments: Value) -> Block {
+        Block::Call { id: id.to_string(), name: name.to_string(), arguments, more: Vec::new() }
+    }
+
+    /// Its `type`.
+    fn kind(&self) -> &str {
+        match self {
+            Block::Text { thinking: false, .. } => "text",
+            Block::Text { thinking: true, .. } => "thinking",
+            Block::Call { .. } => "toolCall",
+            Block::Other(v) => v["type"].as_str().unwrap_or_default(),
+        }
+    }
+
+    /// Member `key`, as a value (null where it has none).
+    fn get(&self, key: &str) -> Value {
+        self.to_value().get(key).cloned().unwrap_or(Value::Null)
+    }
+
+    /// The text of a text block (or the thinking of a thinking block), where it is a string.
+    fn text_str(&self) -> Option<&str> {
+        match self {
+            Block::Text { text, .. } => Some(text),
+            Block::Call { .. } => None,
+            Block::Other(v) => v[if v["type"] == "text" { "text" } else { "thinking" }].as_str(),
+        }
+    }
+
+    /// Member `key` as the string `v`, for the id and name a draft is matched by.
+    fn says(&self, key: &str, v: &str) -> bool {
+        match (self, key) {
+            (Block::Call { id, .. }, "id") => id == v,
+            (Block::Call { name, .. }, "name") => name == v,
+            (Block::Call { .. } | Block::Text { .. }, _) => self.get(key) == v,
+            (Block::Other(b), _) => b[key] == v,
+        }
+    }
+
+    /// Sets a text or thinking block's text (`field` its member), or appends to it.
+    fn set_text(&mut self, field: &str, text: &str, append: bool) {
+        match self {
+            Block::Text { thinking, text: now, .. } if *thinking == (field == "thinking") => {
+                if append {
+                    now.push_str(text);
+                } else {
+                    text.clone_into(now);
+                }
+            }
+            Block::Text { .. } | Block::Call { .. } => {
+                let mut v = self.to_value();
+                v[field] = json!(text);
+                *self = Block::Other(v);
+            }
+            Block::Other(v) => match &mut v[field] {
+                Value::String(now) if append => now.push_str(text),
+                other => *other = json!(text),
+            },
+        }
+    }
+
+    /// Adds a source's members beyond the model's, as a map's `extend` would: one it has already
+    /// takes the new value in its place.
+    fn extend(&mut self, more: Map<String, Value>) {
+        let own: &[&str] = match self {
+            Block::Text { thinking: false, .. } => &["type", "text"],
+            Block::Text { thinking: true, .. } => &["type", "thinking"],
+            Block::Call { .. } => &["type", "id", "name", "arguments"],
+            Block::Other(_) => &[],
+        };
+        if more.keys().any(|k| own.contains(&k.as_str())) {
+            *self = Block::Other(self.to_value());
+        }
+        match self {
+            Block::Text { more: mine, .. } | Block::Call { more: mine, .. } => {
+                for (k, v) in more {
+                    match mine.iter_mut().find(|(m, _)| *m == k) {
+                        Some((_, now)) => *now = v,
+                        None => mine.push((k, v)),
+                    }
+                }
+            }
+            Block::Other(Value::Object(b)) => b.extend(more),
+            Block::Other(_) => {}
+        }
+    }
+
+    fn to_value(&self) -> Value {
+        let (mut pairs, more) = match self {
+            Block::Text { thinking, text, more } => {
+                let field = if *thinking { "thinking" } else { "text" };
+                (vec![("type", json!(self.kind())), (field, json!(text))], more)
+            }
+            Block::Call { id, name, arguments, more } => (
+                vec![
+                    ("type", json!("toolCall")),
+                    ("id", json!(id)),
+                    ("name", json!(name)),
+                    ("arguments", arguments.clone()),
+                ],
+                more,
+            ),
+            Block::Other(v) => return v.clone(),
+        };
+        pairs.extend(more.iter().map(|(k, v)| (k.as_str(), v.clone())));
+        obj(pairs)
+    }
+
+    /// Writes it as compact JSON: what `write_value` writes of [`Block::to_value`].
+    fn write(&self, out: &mut Vec<u8>) {
+        let more = match self {
+            Block::Text { thinking, text, more } => {
+                out.extend_from_slice(if *thinking {
+                    b"{\"type\":\"thinking\",\"thinking\":"
+                } else {
+                    b"{\"type\":\"text\",\"text\":"
+                });
+                write_str(out, text, Layout::Compact);
+                more
+            }
+            Block::Call { id, name, arguments, more } => {
+                out.extend_from_slice(b"{\"type\":\"toolCall\",\"id\":");
+                write_str(out, id, Layout::Compact);
+                out.extend_from_slice(b",\"name\":");
+                write_str(out, name, Layout::Compact);
+                out.extend_from_slice(b",\"arguments\":");
+                write_value(out, arguments, Layout::Compact);
+                more
+            }
+            Block::Other(v) => return write_value(out, v, Layout::Compact),
+        };
+        for (k, v) in more {
+            out.push(b',');
+            write_str(out, k, Layout::Compact);
+            out.push(b':');
+            write_value(out, v, Layout::Compact);
+        }
+        out.push(b'}');
+    }
+}
+
 struct Message {
-    content: Vec<Value>,
+    content: Vec<Block>,
     usage: Tokens,
     /// The content block being streamed.
     open_block: Option<usize>,
@@ -40,7 +198,7 @@ struct Message {
 impl Message {
     /// The text of its text blocks, joined.
     fn text(&self) -> String {
-        self.content.iter().filter(|b| b["type"] == "text").filter_map(|b| b["text"].as_str()).collect()
+        self.content.iter().filter(|b| b.kind() == "text").filter_map(Block::text_str).collect()
     }
 
     fn new(state: State, id: u64, meta: Meta) -> Message {
@@ -347,7 +505,7 @@ impl Encoder {
             if n > 0 {
                 out.push(b',');
             }
-            write_value(out, block, Layout::Compact);
+            block.write(out);
         }
         out.extend_from_slice(b"],\"api\":");
         write_str(out, m.meta.api.as_deref().unwrap_or("unknown"), Layout::Compact);
@@ -366,7 +524,7 @@ impl Encoder {
     fn assistant(&self, m: &Message, ctx: &Context, stop: &str, error: Option<&str>) -> Value {
         let mut pairs = vec![
             ("role", json!("assistant")),
-            ("content", Value::Array(m.content.clone())),
+            ("content", Value::Array(m.content.iter().map(Block::to_value).collect())),
             ("api", json!(m.meta.api.as_deref().unwrap_or("unknown"))),
             ("provider", json!(m.meta.provider.as_deref().unwrap_or("unknown"))),
             ("model", json!(model_of(m, ctx))),
@@ -478,13 +636,12 @@ impl Encoder {
     fn block(&mut self, ctx: &Context, sink: &mut Sink<'_>, kind: &str) -> usize {
         self.ensure_message(ctx, sink);
         let m = self.msg.as_mut().expect("ensured");
-        if let Some(i) = m.open_block.filter(|i| m.content[*i]["type"] == kind) {
+        if let Some(i) = m.open_block.filter(|i| m.content[*i].kind() == kind) {
             return i;
         }
         self.end_block(ctx, sink);
         let m = self.msg.as_mut().expect("ensured");
-        let field = if kind == "text" { "text" } else { "thinking" };
-        m.content.push(obj(vec![("type", json!(kind)), (field, json!(""))]));
+        m.content.push(Block::text(kind));
         let i = m.content.len() - 1;
         m.open_block = Some(i);
         self.update(ctx, sink, vec![("type", json!(format!("{kind}_start"))), ("contentIndex", json!(i))]);
@@ -495,8 +652,11 @@ impl Encoder {
         let Some(m) = self.msg.as_mut() else { return };
         let Some(i) = m.open_block.take() else { return };
         let block = &m.content[i];
-        let (kind, field) = if block["type"] == "text" { ("text", "text") } else { ("thinking", "thinking") };
-        let content = block[field].clone();
+        let (kind, field) = if block.kind() == "text" { ("text", "text") } else { ("thinking", "thinking") };
+        let content = match block {
+            Block::Text { text, .. } => json!(text),
+            _ => block.get(field),
+        };
         self.update(
             ctx,
             sink,
@@ -506,9 +666,9 @@ impl Encoder {
 
     /// Adds a toolCall block to the message and says so (`toolcall_start`, naming the call in
     /// the delta form); its index.
-    fn start_call_block(&mut self, ctx: &Context, sink: &mut Sink<'_>, block: Value) -> usize {
+    fn start_call_block(&mut self, ctx: &Context, sink: &mut Sink<'_>, block: Block) -> usize {
         let m = self.msg.as_mut().expect("a message is open");
-        let named = json!({"id": block["id"], "name": block["name"]});
+        let named = json!({"id": block.get("id"), "name": block.get("name")});
         m.content.push(block);
         let i = m.content.len() - 1;
         let mut ev = vec![("type", json!("toolcall_start")), ("contentIndex", json!(i))];
@@ -523,10 +683,7 @@ impl Encoder {
         let i = self.block(ctx, sink, kind);
         let field = if kind == "text" { "text" } else { "thinking" };
         let m = self.msg.as_mut().expect("block ensures it");
-        match &mut m.content[i][field] {
-            Value::String(now) => now.push_str(text),
-            other => *other = json!(text),
-        }
+        m.content[i].set_text(field, text, true);
         self.update(
             ctx,
             sink,
@@ -542,7 +699,7 @@ impl Encoder {
             return;
         }
         m.state = State::Written;
-        let has_tools = m.content.iter().any(|b| b["type"] == "toolCall");
+        let has_tools = m.content.iter().any(|b| b.kind() == "toolCall");
         let failed = self.msg_error.take();
         let (reason, error) = match (stop, &failed) {
             (Some(s), _) => s,
@@ -869,7 +1026,7 @@ impl Encode for Encoder {
             Event::ReasoningEnd { text } => {
                 let i = self.block(ctx, sink, "thinking");
                 if let (Some(text), Some(m)) = (text, self.msg.as_mut()) {
-                    m.content[i]["thinking"] = json!(text);
+                    m.content[i].set_text("thinking", text, false);
                 }
                 self.end_block(ctx, sink);
             }
@@ -881,7 +1038,7 @@ impl Encode for Encoder {
             Event::TextReplace { text } | Event::TextEnd { text: Some(text) } => {
                 let i = self.block(ctx, sink, "text");
                 if let Some(m) = self.msg.as_mut() {
-                    m.content[i]["text"] = json!(text);
+                    m.content[i].set_text("text", text, false);
                 }
                 self.end_block(ctx, sink);
             }
@@ -891,7 +1048,7 @@ impl Encode for Encoder {
                 // the call itself ends it.
                 let open = self.msg.as_ref().and_then(|m| {
                     let i = m.draft?;
-                    let same = |k: &str, v: &Option<String>| v.as_deref().is_some_and(|v| m.content[i][k] == v);
+                    let same = |k: &str, v: &Option<String>| v.as_deref().is_some_and(|v| m.content[i].says(k, v));
                     (d.delta.is_some() || same("id", &d.id) || (d.id.is_none() && same("name", &d.name))).then_some(i)
                 });
                 if open.is_none() && d.id.is_none() {
@@ -906,11 +1063,7 @@ impl Encode for Encoder {
                     Some(i) => i,
                     None => {
                         let (id, name) = (d.id.as_deref().unwrap_or_default(), d.name.as_deref().unwrap_or_default());
-                        let i = self.start_call_block(
-                            ctx,
-                            sink,
-                            json!({"type": "toolCall", "id": id, "name": name, "arguments": {}}),
-                        );
+                        let i = self.start_call_block(ctx, sink, Block::call(id, name, json!({})));
                         self.msg.as_mut().expect("ensured").draft = Some(i);
                         i
                     }
@@ -935,10 +1088,10 @@ impl Encode for Encoder {
                 let i = match m.draft.take() {
                     // Drafted: the block is the call now, and only its end is left to say.
                     Some(i) => {
-                        m.content[i] = block.clone();
+                        m.content[i] = Block::call(&id, &c.name, args.clone());
                         i
                     }
-                    None => self.start_call_block(ctx, sink, block.clone()),
+                    None => self.start_call_block(ctx, sink, Block::call(&id, &c.name, args.clone())),
                 };
                 self.update(
                     ctx,
@@ -1028,8 +1181,8 @@ impl Encode for Encoder {
                             ("stopReason" | "errorMessage", _) => {}
                             ("content", Value::Array(blocks)) => {
                                 for (block, more) in m.content.iter_mut().zip(blocks) {
-                                    if let (Value::Object(b), Value::Object(more)) = (block, more) {
-                                        b.extend(more);
+                                    if let Value::Object(more) = more {
+                                        block.extend(more);
                                     }
                                 }
                             }
@@ -1149,16 +1302,74 @@ impl Encode for Encoder {
 mod tests {
     use super::*;
 
+    /// A block as a map of its members: what [`Block`] stands for.
+    fn as_map(b: &Block) -> Map<String, Value> {
+        match b.to_value() {
+            Value::Object(m) => m,
+            other => panic!("not an object: {other}"),
+        }
+    }
+
+    #[test]
+    fn a_block_is_written_and_changed_as_the_map_of_its_members_would_be() {
+        let extras = [
+            json!({}),
+            json!({"thinkingSignature": "EqsV\"x"}),
+            json!({"index": 0, "cache": {"b": [1, "<&>"], "a": null}}),
+            // Members in place of the block's own: the map's value replaces it where it stands.
+            json!({"text": 7, "z": 1}),
+            json!({"type": "image", "data": "…"}),
+            json!({"id": "other", "arguments": "raw"}),
+        ];
+        let starts = || {
+            let mut thinking = Block::text("thinking");
+            thinking.set_text("thinking", "why\n", false);
+            vec![Block::text("text"), thinking, Block::call("t\u{e9}1", "sh", json!({"z": [1], "a": "\u{2028}"}))]
+        };
+        for more in &extras {
+            for mut block in starts() {
+                let mut map = as_map(&block);
+                let Value::Object(more) = more.clone() else { unreachable!() };
+                block.extend(more.clone());
+                map.extend(more);
+                assert_eq!(as_map(&block), map, "{block:?}");
+                let mut written = Vec::new();
+                block.write(&mut written);
+                let mut expected = Vec::new();
+                write_value(&mut expected, &Value::Object(map.clone()), Layout::Compact);
+                assert_eq!(String::from_utf8(written).unwrap(), String::from_utf8(expected).unwrap());
+                assert_eq!(block.kind(), map["type"].as_str().unwrap_or_default());
+                // Streaming into it, as the map was streamed into before.
+                let field = if block.kind() == "text" { "text" } else { "thinking" };
+                let mut tree = Value::Object(map);
+                for (piece, append) in [("a<", true), ("b", true), ("whole", false), ("c", true)] {
+                    block.set_text(field, piece, append);
+                    match &mut tree[field] {
+                        Value::String(now) if append => now.push_str(piece),
+                        other => *other = json!(piece),
+                    }
+                    assert_eq!(Value::Object(as_map(&block)), tree, "{field} {piece}");
+                }
+                let Value::Object(map) = tree else { unreachable!() };
+                for key in ["id", "name", "type"] {
+                    let value = map.get(key).cloned().unwrap_or(Value::Null);
+                    let said = value.as_str().unwrap_or("none");
+                    assert_eq!(block.says(key, said), value == said, "{key}");
+                    assert!(!block.says(key, "nothing like it"));
+                }
+            }
+        }
+    }
+
     #[test]
     fn a_message_written_straight_is_the_message_tree_written() {
         let mut enc =
             Encoder::new(&EncodeOptions { source_date_epoch: Some(1_700_000_000), ..EncodeOptions::default() });
         enc.epoch_ms = 1_700_000_000_123;
         let mut m = Message::new(State::Open, 3, Meta::default());
-        m.content = vec![
-            json!({"type": "text", "text": "a \"quoted\" <line>\n"}),
-            json!({"type": "toolCall", "id": "t1", "name": "sh", "arguments": {"z": 1, "a": [true, null]}}),
-        ];
+        let mut text = Block::text("text");
+        text.set_text("text", "a \"quoted\" <line>\n", false);
+        m.content = vec![text, Block::call("t1", "sh", json!({"z": 1, "a": [true, null]}))];
         let usages = [
             Tokens { input: Some(100), output: Some(7), cache_read: Some(40), ..Tokens::default() },
             Tokens::default(),

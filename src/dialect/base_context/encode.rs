@@ -180,6 +180,42 @@ impl Block {
     }
 }
 
+/// A member's value in an assistant message event (`update` writes them): borrowed where it
+/// can be, so that a delta is not copied into a value to be written once.
+enum Ev<'a> {
+    Str(&'a str),
+    Index(usize),
+    Block(Block),
+    Value(Value),
+}
+
+impl Ev<'_> {
+    fn write(&self, out: &mut Vec<u8>) {
+        match self {
+            Ev::Str(s) => write_str(out, s, Layout::Compact),
+            Ev::Index(i) => write_u64(out, *i as u64),
+            Ev::Block(b) => b.write(out),
+            Ev::Value(v) => write_value(out, v, Layout::Compact),
+        }
+    }
+}
+
+/// An event's `type` for a text or thinking block: `text_<what>` or `thinking_<what>`.
+fn block_event(kind: &str, what: usize) -> &'static str {
+    const TEXT: [&str; 3] = ["text_start", "text_delta", "text_end"];
+    const THINKING: [&str; 3] = ["thinking_start", "thinking_delta", "thinking_end"];
+    if kind == "text" {
+        TEXT[what]
+    } else {
+        THINKING[what]
+    }
+}
+
+/// Which of [`block_event`]'s names.
+const START: usize = 0;
+const DELTA: usize = 1;
+const END: usize = 2;
+
 struct Message {
     content: Vec<Block>,
     usage: Tokens,
@@ -600,14 +636,23 @@ impl Encoder {
 
     /// One `message_update`: in the plain form with the message so far (twice, as the agent
     /// writes it), in the delta form with the message id and the event alone.
-    fn update(&mut self, ctx: &Context, sink: &mut Sink<'_>, event: Vec<(&str, Value)>) {
+    fn update(&mut self, ctx: &Context, sink: &mut Sink<'_>, event: &[(&str, Ev<'_>)]) {
         let Some(m) = &self.msg else { return };
-        let line = if self.deltas {
-            obj(vec![
-                ("type", json!("message_update")),
-                ("messageId", json!(m.id)),
-                ("assistantMessageEvent", obj(event)),
-            ])
+        if self.deltas {
+            let id = m.id;
+            let out = self.out(sink);
+            out.extend_from_slice(b"{\"type\":\"message_update\",\"messageId\":");
+            write_u64(out, id);
+            out.extend_from_slice(b",\"assistantMessageEvent\":{");
+            for (n, (k, v)) in event.iter().enumerate() {
+                if n > 0 {
+                    out.push(b',');
+                }
+                write_str(out, k, Layout::Compact);
+                out.push(b':');
+                v.write(out);
+            }
+            out.extend_from_slice(b"}}\n");
         } else {
             // The message so far, written once and copied into both places.
             let mut snapshot = std::mem::take(&mut self.scratch);
@@ -615,10 +660,10 @@ impl Encoder {
             self.write_assistant(&mut snapshot, m, ctx, "stop");
             let out = self.out(sink);
             out.extend_from_slice(b"{\"type\":\"message_update\",\"assistantMessageEvent\":{");
-            for (k, v) in &event {
+            for (k, v) in event {
                 write_str(out, k, Layout::Compact);
                 out.push(b':');
-                write_value(out, v, Layout::Compact);
+                v.write(out);
                 out.push(b',');
             }
             out.extend_from_slice(b"\"partial\":");
@@ -627,9 +672,7 @@ impl Encoder {
             out.extend_from_slice(&snapshot);
             out.extend_from_slice(b"}\n");
             self.scratch = snapshot;
-            return;
-        };
-        self.put(sink, line);
+        }
     }
 
     /// Starts a content block of `kind` unless one is streaming; its index.
@@ -644,7 +687,7 @@ impl Encoder {
         m.content.push(Block::text(kind));
         let i = m.content.len() - 1;
         m.open_block = Some(i);
-        self.update(ctx, sink, vec![("type", json!(format!("{kind}_start"))), ("contentIndex", json!(i))]);
+        self.update(ctx, sink, &[("type", Ev::Str(block_event(kind, START))), ("contentIndex", Ev::Index(i))]);
         i
     }
 
@@ -660,7 +703,11 @@ impl Encoder {
         self.update(
             ctx,
             sink,
-            vec![("type", json!(format!("{kind}_end"))), ("contentIndex", json!(i)), ("content", content)],
+            &[
+                ("type", Ev::Str(block_event(kind, END))),
+                ("contentIndex", Ev::Index(i)),
+                ("content", Ev::Value(content)),
+            ],
         );
     }
 
@@ -671,11 +718,11 @@ impl Encoder {
         let named = json!({"id": block.get("id"), "name": block.get("name")});
         m.content.push(block);
         let i = m.content.len() - 1;
-        let mut ev = vec![("type", json!("toolcall_start")), ("contentIndex", json!(i))];
+        let mut ev = vec![("type", Ev::Str("toolcall_start")), ("contentIndex", Ev::Index(i))];
         if self.deltas {
-            ev.push(("toolCall", named));
+            ev.push(("toolCall", Ev::Value(named)));
         }
-        self.update(ctx, sink, ev);
+        self.update(ctx, sink, &ev);
         i
     }
 
@@ -687,7 +734,7 @@ impl Encoder {
         self.update(
             ctx,
             sink,
-            vec![("type", json!(format!("{kind}_delta"))), ("contentIndex", json!(i)), ("delta", json!(text))],
+            &[("type", Ev::Str(block_event(kind, DELTA))), ("contentIndex", Ev::Index(i)), ("delta", Ev::Str(text))],
         );
     }
 
@@ -1069,9 +1116,12 @@ impl Encode for Encoder {
                     }
                 };
                 if let Some(delta) = d.delta.as_deref().filter(|x| !x.is_empty()) {
-                    let ev =
-                        vec![("type", json!("toolcall_delta")), ("contentIndex", json!(i)), ("delta", json!(delta))];
-                    self.update(ctx, sink, ev);
+                    let ev = [
+                        ("type", Ev::Str("toolcall_delta")),
+                        ("contentIndex", Ev::Index(i)),
+                        ("delta", Ev::Str(delta)),
+                    ];
+                    self.update(ctx, sink, &ev);
                 } else if open.is_some() {
                     return Fate::Absorbed;
                 }
@@ -1083,20 +1133,24 @@ impl Encode for Encoder {
                 let args = args_object(&c.arguments);
                 make_room(&mut self.calls, id.as_str());
                 self.calls.insert(id.to_string(), (c.name.to_string(), args.clone()));
-                let block = json!({"type": "toolCall", "id": id, "name": c.name, "arguments": args});
+                let block = Block::call(&id, &c.name, args.clone());
                 let m = self.msg.as_mut().expect("ensured");
                 let i = match m.draft.take() {
                     // Drafted: the block is the call now, and only its end is left to say.
                     Some(i) => {
-                        m.content[i] = Block::call(&id, &c.name, args.clone());
+                        m.content[i] = block.clone();
                         i
                     }
-                    None => self.start_call_block(ctx, sink, Block::call(&id, &c.name, args.clone())),
+                    None => self.start_call_block(ctx, sink, block.clone()),
                 };
                 self.update(
                     ctx,
                     sink,
-                    vec![("type", json!("toolcall_end")), ("contentIndex", json!(i)), ("toolCall", block)],
+                    &[
+                        ("type", Ev::Str("toolcall_end")),
+                        ("contentIndex", Ev::Index(i)),
+                        ("toolCall", Ev::Block(block)),
+                    ],
                 );
             }
             Event::ToolOutput { id: Some(id), text, accumulated } => {

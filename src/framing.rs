@@ -333,13 +333,8 @@ impl Hasher {
                 t.batch.extend_from_slice(bytes);
                 if t.batch.len() >= HASH_BATCH {
                     // A buffer a long line grew is let go, not kept for the rest of the run.
-                    let next = match t.spare.try_recv() {
-                        Ok(mut b) if b.capacity() <= HASH_BATCH + BLOCK => {
-                            b.clear();
-                            b
-                        }
-                        _ => Vec::with_capacity(HASH_BATCH + BLOCK),
-                    };
+                    let mut next = t.spare.try_recv().map_or_else(|_| Vec::new(), |b| emptied(b, HASH_BATCH + BLOCK));
+                    next.reserve(HASH_BATCH + BLOCK);
                     if t.jobs.send(Job::Bytes(std::mem::replace(&mut t.batch, next))).is_err() {
                         // The thread is gone (it cannot panic); the digest will say so.
                         *self = Hasher::Frozen(String::new());
@@ -395,6 +390,16 @@ impl Hasher {
             _ => {}
         }
     }
+}
+
+/// `buf` emptied to be used again, or let go (an empty vector in its place) when it grew past
+/// `keep` bytes: what a long line or a long list made of it is not held for the rest of the run.
+pub(crate) fn emptied(mut buf: Vec<u8>, keep: usize) -> Vec<u8> {
+    if buf.capacity() > keep {
+        return Vec::new();
+    }
+    buf.clear();
+    buf
 }
 
 pub fn hex(bytes: &[u8]) -> String {

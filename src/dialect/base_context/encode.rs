@@ -56,7 +56,18 @@ impl Block {
 
     /// Member `key`, as a value (null where it has none).
     fn get(&self, key: &str) -> Value {
-        self.to_value().get(key).cloned().unwrap_or(Value::Null)
+        let more = match (self, key) {
+            (Block::Other(v), _) => return v.get(key).cloned().unwrap_or(Value::Null),
+            (_, "type") => return json!(self.kind()),
+            (Block::Text { thinking, text, .. }, _) if key == if *thinking { "thinking" } else { "text" } => {
+                return json!(text)
+            }
+            (Block::Call { id, .. }, "id") => return json!(id),
+            (Block::Call { name, .. }, "name") => return json!(name),
+            (Block::Call { arguments, .. }, "arguments") => return arguments.clone(),
+            (Block::Text { more, .. } | Block::Call { more, .. }, _) => more,
+        };
+        more.iter().find(|(k, _)| k == key).map_or(Value::Null, |(_, v)| v.clone())
     }
 
     /// The text of a text block (or the thinking of a thinking block), where it is a string.
@@ -200,21 +211,26 @@ impl Ev<'_> {
     }
 }
 
-/// An event's `type` for a text or thinking block: `text_<what>` or `thinking_<what>`.
-fn block_event(kind: &str, what: usize) -> &'static str {
-    const TEXT: [&str; 3] = ["text_start", "text_delta", "text_end"];
-    const THINKING: [&str; 3] = ["thinking_start", "thinking_delta", "thinking_end"];
-    if kind == "text" {
-        TEXT[what]
-    } else {
-        THINKING[what]
+/// An event's members, `"key":value` joined by commas.
+fn write_event(out: &mut Vec<u8>, event: &[(&str, Ev<'_>)]) {
+    for (n, (k, v)) in event.iter().enumerate() {
+        if n > 0 {
+            out.push(b',');
+        }
+        write_str(out, k, Layout::Compact);
+        out.push(b':');
+        v.write(out);
     }
 }
 
-/// Which of [`block_event`]'s names.
-const START: usize = 0;
-const DELTA: usize = 1;
-const END: usize = 2;
+/// The event's `type` for a block of `kind`: the first of `[text, thinking]` for a text block.
+fn block_event(kind: &str, [text, thinking]: [&'static str; 2]) -> &'static str {
+    if kind == "text" {
+        text
+    } else {
+        thinking
+    }
+}
 
 struct Message {
     content: Vec<Block>,
@@ -316,18 +332,13 @@ pub struct Encoder {
     next_meta: Option<Meta>,
 }
 
-/// Most bytes a buffer emptied after use keeps for the next round or loop: reused, the lists
+/// Most bytes a list emptied after use keeps for the next round or loop: reused, the lists
 /// are not grown from nothing (and copied at each doubling) every time; past this, a long
 /// loop's list is let go rather than held for the rest of the run.
 const KEPT_CAPACITY: usize = 1 << 20;
 
-/// `buf` emptied, to be used again, or let go when it grew past [`KEPT_CAPACITY`].
-fn emptied(mut buf: Vec<u8>) -> Vec<u8> {
-    if buf.capacity() > KEPT_CAPACITY {
-        return Vec::new();
-    }
-    buf.clear();
-    buf
+fn emptied(buf: Vec<u8>) -> Vec<u8> {
+    crate::framing::emptied(buf, KEPT_CAPACITY)
 }
 
 /// Adds a message, written as compact JSON, to a list of the loop's messages (for its
@@ -644,14 +655,7 @@ impl Encoder {
             out.extend_from_slice(b"{\"type\":\"message_update\",\"messageId\":");
             write_u64(out, id);
             out.extend_from_slice(b",\"assistantMessageEvent\":{");
-            for (n, (k, v)) in event.iter().enumerate() {
-                if n > 0 {
-                    out.push(b',');
-                }
-                write_str(out, k, Layout::Compact);
-                out.push(b':');
-                v.write(out);
-            }
+            write_event(out, event);
             out.extend_from_slice(b"}}\n");
         } else {
             // The message so far, written once and copied into both places.
@@ -660,13 +664,8 @@ impl Encoder {
             self.write_assistant(&mut snapshot, m, ctx, "stop");
             let out = self.out(sink);
             out.extend_from_slice(b"{\"type\":\"message_update\",\"assistantMessageEvent\":{");
-            for (k, v) in event {
-                write_str(out, k, Layout::Compact);
-                out.push(b':');
-                v.write(out);
-                out.push(b',');
-            }
-            out.extend_from_slice(b"\"partial\":");
+            write_event(out, event);
+            out.extend_from_slice(b",\"partial\":");
             out.extend_from_slice(&snapshot);
             out.extend_from_slice(b"},\"message\":");
             out.extend_from_slice(&snapshot);
@@ -687,7 +686,11 @@ impl Encoder {
         m.content.push(Block::text(kind));
         let i = m.content.len() - 1;
         m.open_block = Some(i);
-        self.update(ctx, sink, &[("type", Ev::Str(block_event(kind, START))), ("contentIndex", Ev::Index(i))]);
+        self.update(
+            ctx,
+            sink,
+            &[("type", Ev::Str(block_event(kind, ["text_start", "thinking_start"]))), ("contentIndex", Ev::Index(i))],
+        );
         i
     }
 
@@ -704,7 +707,7 @@ impl Encoder {
             ctx,
             sink,
             &[
-                ("type", Ev::Str(block_event(kind, END))),
+                ("type", Ev::Str(block_event(kind, ["text_end", "thinking_end"]))),
                 ("contentIndex", Ev::Index(i)),
                 ("content", Ev::Value(content)),
             ],
@@ -715,11 +718,11 @@ impl Encoder {
     /// the delta form); its index.
     fn start_call_block(&mut self, ctx: &Context, sink: &mut Sink<'_>, block: Block) -> usize {
         let m = self.msg.as_mut().expect("a message is open");
-        let named = json!({"id": block.get("id"), "name": block.get("name")});
+        let named = self.deltas.then(|| json!({"id": block.get("id"), "name": block.get("name")}));
         m.content.push(block);
         let i = m.content.len() - 1;
         let mut ev = vec![("type", Ev::Str("toolcall_start")), ("contentIndex", Ev::Index(i))];
-        if self.deltas {
+        if let Some(named) = named {
             ev.push(("toolCall", Ev::Value(named)));
         }
         self.update(ctx, sink, &ev);
@@ -734,7 +737,11 @@ impl Encoder {
         self.update(
             ctx,
             sink,
-            &[("type", Ev::Str(block_event(kind, DELTA))), ("contentIndex", Ev::Index(i)), ("delta", Ev::Str(text))],
+            &[
+                ("type", Ev::Str(block_event(kind, ["text_delta", "thinking_delta"]))),
+                ("contentIndex", Ev::Index(i)),
+                ("delta", Ev::Str(text)),
+            ],
         );
     }
 

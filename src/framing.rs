@@ -281,12 +281,17 @@ struct Handoff {
     spare: mpsc::Receiver<Vec<u8>>,
 }
 
-/// Bytes gathered before they go to the hashing thread: four reads. The thread takes a batch
-/// only when it is done with the one before (the channel holds none), so two are held at once:
-/// one gathered, one hashed. 256 KB had most of the gain here (base-context to loom, 200 MB:
-/// 313 against 380 ms when each read went over alone) for 0.4 MB more peak RSS; 1 MB no more
-/// gain, for 3.5 MB.
+/// Bytes gathered before they go to the hashing thread: four reads. 256 KB had most of the gain
+/// here (base-context to loom, 200 MB: 313 against 380 ms when each read went over alone) for
+/// 0.4 MB more peak RSS; 1 MB no more gain, for 3.5 MB.
 const HASH_BATCH: usize = 4 * BLOCK;
+
+/// Batches waiting for the hashing thread beside the one it hashes. With none (a rendezvous),
+/// every hand-over waited for the thread to wake and take it, spinning in `sched_yield` on this
+/// 2-vCPU machine: localcode to loom, 200 MB, spent 0.3 to 1.3 s in the kernel and ran at 0.75
+/// of the raw floor; with one, 0.05 s and 1.0. Two gained nothing more. At most four batches
+/// are held: one gathered, one waiting, one hashed, one on its way back.
+const HASH_WAITING: usize = 1;
 
 enum Job {
     Bytes(Vec<u8>),
@@ -302,7 +307,7 @@ impl Hasher {
                 // Input comes in whole buffers (a file, a fast writer): hand the hashing to a
                 // thread (keep it here if none can start). A live stream, read a line at a
                 // time, stays here.
-                let (tx, rx) = mpsc::sync_channel::<Job>(0);
+                let (tx, rx) = mpsc::sync_channel::<Job>(HASH_WAITING);
                 let (back, spare) = mpsc::channel::<Vec<u8>>();
                 let mut moved = h.clone();
                 let spawned = std::thread::Builder::new().name("agentgate-sha256".into()).spawn(move || {

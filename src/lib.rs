@@ -40,6 +40,7 @@ pub mod json;
 pub mod normalize;
 pub mod object;
 pub mod pipeline;
+pub mod readahead;
 pub mod report;
 mod scan;
 pub mod summary;

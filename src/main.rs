@@ -5,13 +5,14 @@ mod cli;
 mod exec;
 
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Parser;
 
 use agentgate::pipeline::{detect, validate, Stop};
+use agentgate::readahead::ReadAhead;
 use agentgate::{translate, Dialect, Options};
 
 use cli::{Cli, Command, Translate};
@@ -77,9 +78,10 @@ fn display(path: &Path) -> String {
     }
 }
 
-fn open(path: &Path) -> io::Result<Box<dyn Read>> {
+/// The input at `path`, read ahead on a thread of its own ([`ReadAhead`]).
+fn open(path: &Path) -> io::Result<ReadAhead> {
     if path == Path::new("-") {
-        Ok(Box::new(io::stdin().lock()))
+        Ok(ReadAhead::new(io::stdin()))
     } else {
         let file = File::open(path)?;
         // A directory opens on Unix, and fails only when read: refused here, as a file that
@@ -87,7 +89,7 @@ fn open(path: &Path) -> io::Result<Box<dyn Read>> {
         if file.metadata()?.is_dir() {
             return Err(io::Error::other("is a directory"));
         }
-        Ok(Box::new(file))
+        Ok(ReadAhead::new(file))
     }
 }
 

@@ -52,13 +52,17 @@ pub fn take_trouble() -> Option<String> {
 }
 
 /// Whether key `k` sorts after `before` (`""`: none yet), for a decoder that checks a line's keys
-/// are in order: most keys differ in their first byte, which settles it without comparing the
-/// rest.
+/// are in order. Keys are short and most differ early: compared a byte at a time in place, as
+/// `str`'s order does, rather than by a call to `memcmp` (which was 2% of wuu to wuu).
+#[inline]
 pub(crate) fn sorts_after(k: &str, before: &str) -> bool {
-    match (k.as_bytes().first(), before.as_bytes().first()) {
-        (Some(a), Some(b)) if a != b => a > b,
-        _ => k > before,
+    let (a, b) = (k.as_bytes(), before.as_bytes());
+    for (x, y) in a.iter().zip(b) {
+        if x != y {
+            return x > y;
+        }
     }
+    a.len() > b.len()
 }
 
 impl<'a> Member<'a> {
@@ -522,7 +526,7 @@ impl<'a> Object<'a> {
     }
 
     fn position(&self, key: &str) -> Option<usize> {
-        self.members.iter().position(|(k, _)| k == key)
+        self.members.iter().position(|(k, _)| same_key(k.as_bytes(), key.as_bytes()))
     }
 
     pub fn contains_key(&self, key: &str) -> bool {
@@ -547,7 +551,7 @@ impl<'a> Object<'a> {
     }
 
     pub fn get(&self, key: &str) -> Option<&Member<'a>> {
-        self.members.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+        self.members.iter().find(|(k, _)| same_key(k.as_bytes(), key.as_bytes())).map(|(_, v)| v)
     }
 
     /// [`Object::get`] for a caller that looks up every field a contract lists on every line
@@ -950,6 +954,12 @@ mod tests {
         fn plain_counts_are_read_as_the_standard_parser_reads_them(text in "[0-9]{0,21}|[0-9]{0,3}[-+. a]?[0-9]{0,3}") {
             let expected = if plain_u64(&text) { text.parse::<u64>().ok() } else { None };
             prop_assert_eq!(plain_u64_value(&text), expected);
+        }
+
+        // Keys sharing long prefixes, of every length, and non-ASCII bytes (UTF-8 sorts as its bytes).
+        #[test]
+        fn keys_sort_as_strings_do(a in "[ab\u{e9}]{0,6}", b in "[ab\u{e9}]{0,6}") {
+            prop_assert_eq!(sorts_after(&a, &b), a > b);
         }
 
         #[test]

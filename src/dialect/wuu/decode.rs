@@ -209,7 +209,7 @@ fn written_as_read(m: &Object<'_>, kind: &str, line_len: usize) -> bool {
             return false;
         }
         before = k;
-        let fits = match always.iter().find(|(name, _)| *name == k) {
+        let fits = match always.iter().find(|(name, _)| crate::object::same_key(name.as_bytes(), k.as_bytes())) {
             Some((_, must)) => {
                 found += 1;
                 match must {

@@ -3,7 +3,8 @@
 //! a last line without its newline is still a line. A line longer than the limit is skipped
 //! without being held in memory, and reported as such.
 //!
-//! Lines are framed in place in one read buffer (no copy per line): [`Lines::advance`] moves to
+//! Lines are framed in place in one read buffer (no copy per line), or in the blocks an [`Input`]
+//! hands over whole, each becoming the buffer in turn: [`Lines::advance`] moves to
 //! the next line and [`Lines::frame`] borrows it, so a decoder can read the line while the
 //! pipeline asks the reader for its digest. The reader keeps a digest of every byte consumed
 //! (some targets derive ids or digests from the input): a SHA-256, or where only telling
@@ -40,6 +41,37 @@ enum Current {
     TooLong(usize),
 }
 
+/// A block of input handed over whole: a buffer holding input at `[HEADROOM..end]`, and `end`.
+pub type Block = (Vec<u8>, usize);
+
+/// What [`Lines`] reads: any reader, or a source that hands over whole blocks of input
+/// ([`crate::readahead::ReadAhead`]), which are framed where they lie rather than copied.
+pub trait Input {
+    /// Reads into `out`, as [`Read::read`] does.
+    fn read_into(&mut self, out: &mut [u8]) -> io::Result<usize>;
+
+    /// The next block of input, when this source hands over blocks; `Ok(None)` at the end of
+    /// input. `spent` is a buffer done
+    /// with, to be used again (or dropped). A source that does not hand over blocks answers
+    /// `None`, and is read with [`Input::read_into`].
+    fn next_block(&mut self, spent: Vec<u8>) -> Option<io::Result<Option<Block>>> {
+        drop(spent);
+        None
+    }
+}
+
+impl<R: Read> Input for R {
+    fn read_into(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        self.read(out)
+    }
+}
+
+/// Room left free before the input in a block handed over whole: the start of a line that the
+/// block before ended in is copied there, in front of the rest of the line, and the block
+/// becomes the buffer lines are framed in. A start longer than this (rare: most lines are
+/// shorter) is copied the other way, the block's input after it.
+pub const HEADROOM: usize = 64 * 1024;
+
 pub struct Lines<R> {
     inner: R,
     /// `buf[start..end]` is read and not framed yet; `buf[..hashed]` is in the hasher.
@@ -55,6 +87,8 @@ pub struct Lines<R> {
     /// Where the next line's LF is, when [`Lines::would_wait`] has looked: [`Lines::advance`]
     /// need not look again.
     next_lf: Cell<Option<usize>>,
+    /// The buffer a block took the place of, given back with the next block taken.
+    spent: Vec<u8>,
 }
 
 /// The default longest line, in bytes: far above any real event, far below what would hurt.
@@ -63,7 +97,7 @@ pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 /// The read size, and the buffer's size until a longer line needs more.
 const BLOCK: usize = 64 * 1024;
 
-impl<R: Read> Lines<R> {
+impl<R: Input> Lines<R> {
     pub fn new(inner: R, max_line_bytes: usize) -> Self {
         Lines::with_digest(inner, max_line_bytes, DigestKind::Sha256)
     }
@@ -85,6 +119,7 @@ impl<R: Read> Lines<R> {
             },
             current: Current::None,
             next_lf: Cell::new(None),
+            spent: Vec::new(),
         }
     }
 
@@ -172,13 +207,9 @@ impl<R: Read> Lines<R> {
                 self.frame_line(s, e);
                 return Ok(true);
             }
-            scanned -= self.start;
-            self.compact();
-            if self.end == self.buf.len() {
-                // A line longer than the buffer (and within the limit): room for more of it.
-                self.buf.resize(self.buf.len() * 2, 0);
-            }
-            self.fill()?;
+            let looked = scanned - self.start;
+            self.more()?;
+            scanned = self.start + looked;
         }
     }
 
@@ -207,10 +238,49 @@ impl<R: Read> Lines<R> {
         self.hashed = 0;
     }
 
+    /// Adds input after what is not framed yet (`buf[start..end]`, which may move: positions
+    /// are to be taken again from `start`); sets `eof` when there is none. A block handed over
+    /// whole becomes the buffer, the unframed start of a line copied into its headroom.
+    fn more(&mut self) -> io::Result<()> {
+        self.hasher.feed(&self.buf[self.hashed..self.start]);
+        self.hashed = self.start;
+        let Some(block) = self.inner.next_block(std::mem::take(&mut self.spent)) else {
+            self.compact();
+            if self.end == self.buf.len() {
+                // A line longer than the buffer (and within the limit): room for more of it.
+                self.buf.resize(self.buf.len() * 2, 0);
+            }
+            return self.fill();
+        };
+        let Some((mut block, end)) = block? else {
+            self.eof = true;
+            return Ok(());
+        };
+        let left = self.end - self.start;
+        if left <= HEADROOM {
+            let start = HEADROOM - left;
+            block[start..HEADROOM].copy_from_slice(&self.buf[self.start..self.end]);
+            let spent = std::mem::replace(&mut self.buf, block);
+            (self.start, self.end, self.hashed) = (start, end, start);
+            // Given back at the next block, which this call's `next_block` did not wait on.
+            self.spent = spent;
+        } else {
+            self.compact();
+            let n = end - HEADROOM;
+            if self.buf.len() < self.end + n {
+                self.buf.resize((self.end + n).max(self.buf.len() * 2), 0);
+            }
+            self.buf[self.end..self.end + n].copy_from_slice(&block[HEADROOM..end]);
+            self.end += n;
+            self.spent = block;
+        }
+        Ok(())
+    }
+
     /// Reads more input after `end`; sets `eof` when there is none.
     fn fill(&mut self) -> io::Result<()> {
         loop {
-            match self.inner.read(&mut self.buf[self.end..]) {
+            match self.inner.read_into(&mut self.buf[self.end..]) {
                 Ok(0) => {
                     self.eof = true;
                     return Ok(());
@@ -239,8 +309,7 @@ impl<R: Read> Lines<R> {
             if self.eof {
                 break;
             }
-            self.compact();
-            self.fill()?;
+            self.more()?;
         }
         self.number += 1;
         self.current = Current::TooLong(len);
@@ -293,6 +362,16 @@ const HASH_BATCH: usize = 4 * BLOCK;
 /// are held: one gathered, one waiting, one hashed, one on its way back.
 const HASH_WAITING: usize = 1;
 
+impl Handoff {
+    /// Hands the batch over, gathering the next one in a buffer given back.
+    fn send(&mut self) -> Result<(), ()> {
+        // A buffer a long line grew is let go, not kept for the rest of the run.
+        let mut next = self.spare.try_recv().map_or_else(|_| Vec::new(), |b| emptied(b, HASH_BATCH + BLOCK));
+        next.reserve(HASH_BATCH + BLOCK);
+        self.jobs.send(Job::Bytes(std::mem::replace(&mut self.batch, next))).map_err(drop)
+    }
+}
+
 enum Job {
     Bytes(Vec<u8>),
     /// The digest of everything so far and these last bytes.
@@ -335,15 +414,17 @@ impl Hasher {
                 }
             }
             Hasher::Thread(t) => {
+                // Bytes that would not fit send the batch ahead of them, so that it does not
+                // grow: blocks taken whole come a quarter megabyte at a time.
+                let sent = if !t.batch.is_empty() && t.batch.len() + bytes.len() > t.batch.capacity() {
+                    t.send()
+                } else {
+                    Ok(())
+                };
                 t.batch.extend_from_slice(bytes);
-                if t.batch.len() >= HASH_BATCH {
-                    // A buffer a long line grew is let go, not kept for the rest of the run.
-                    let mut next = t.spare.try_recv().map_or_else(|_| Vec::new(), |b| emptied(b, HASH_BATCH + BLOCK));
-                    next.reserve(HASH_BATCH + BLOCK);
-                    if t.jobs.send(Job::Bytes(std::mem::replace(&mut t.batch, next))).is_err() {
-                        // The thread is gone (it cannot panic); the digest will say so.
-                        *self = Hasher::Frozen(String::new());
-                    }
+                if sent.is_err() || (t.batch.len() >= HASH_BATCH && t.send().is_err()) {
+                    // The thread is gone (it cannot panic); the digest will say so.
+                    *self = Hasher::Frozen(String::new());
                 }
             }
             Hasher::Fast(h, true) => h.update(bytes),
@@ -520,6 +601,75 @@ mod tests {
             }
             assert_eq!(got, whole, "reads of {step} bytes");
             assert_eq!(lines.digest(), hex(&Sha256::digest(input.as_bytes())));
+        }
+    }
+
+    /// A source that hands over blocks of `step` bytes, its headroom and what follows its end
+    /// filled with bytes no line holds, counting the buffers given back.
+    struct Blocks<'a> {
+        data: &'a [u8],
+        step: usize,
+        given_back: usize,
+    }
+
+    impl Input for Blocks<'_> {
+        fn read_into(&mut self, _: &mut [u8]) -> io::Result<usize> {
+            unreachable!("a source of blocks is not read")
+        }
+
+        fn next_block(&mut self, spent: Vec<u8>) -> Option<io::Result<Option<Block>>> {
+            self.given_back += usize::from(spent.capacity() > 0);
+            if self.data.is_empty() {
+                return Some(Ok(None));
+            }
+            let n = self.step.min(self.data.len());
+            let mut block = vec![b'#'; HEADROOM + n + 5];
+            block[HEADROOM..HEADROOM + n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Some(Ok(Some((block, HEADROOM + n))))
+        }
+    }
+
+    #[test]
+    fn lines_from_blocks_taken_whole_frame_as_they_do_read() {
+        // Lines shorter and longer than the headroom, longer than a block, one over the limit,
+        // a BOM, a CR, a blank line and a last line without its newline.
+        let max = 3 * HEADROOM;
+        let mut input = String::from("\u{feff}{\"a\":1}\r\n\n");
+        let mut ends = vec![];
+        for n in 0..300usize {
+            let len = match n {
+                100 => HEADROOM - 9,
+                150 => HEADROOM + 1,
+                200 => 2 * HEADROOM + 3,
+                250 => max + 10,
+                _ => n * 37 % 900,
+            };
+            input.push_str(&format!("{{\"n\":{n},\"t\":\"{}\"}}\n", "y".repeat(len)));
+            ends.push(input.len());
+        }
+        input.push_str("last");
+        let whole = frames(input.as_bytes(), max);
+        assert_eq!(whole.len(), 303);
+        assert!(whole[252].starts_with("253:TooLong("), "{}", &whole[252][..20]);
+        for step in [1, 7, 4096, HEADROOM - 1, HEADROOM + 3, 3 * HEADROOM + 1] {
+            let mut lines = Lines::new(Blocks { data: input.as_bytes(), step, given_back: 0 }, max);
+            let mut got = Vec::new();
+            while let Some((n, f)) = lines.next_frame().unwrap() {
+                got.push(format!("{n}:{f:?}"));
+                if (3..=302).contains(&n) && n % 50 == 3 {
+                    let end = ends[n as usize - 3];
+                    assert_eq!(
+                        lines.digest(),
+                        hex(&Sha256::digest(&input.as_bytes()[..end])),
+                        "line {n}, blocks of {step}"
+                    );
+                }
+            }
+            assert_eq!(got, whole, "blocks of {step} bytes");
+            assert_eq!(lines.digest(), hex(&Sha256::digest(input.as_bytes())), "blocks of {step} bytes");
+            let blocks = input.len().div_ceil(step);
+            assert_eq!(lines.inner.given_back, blocks, "every buffer done with goes back, blocks of {step} bytes");
         }
     }
 

@@ -7,14 +7,14 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 
 use serde_json::Value;
 
 use crate::contract::StreamCheck;
 use crate::dialect::{Decode, Decoded, Detector, Dialect, Encode, EncodeOptions, Sink, Sniff};
 use crate::event::Event;
-use crate::framing::{Frame, Lines, DEFAULT_MAX_LINE_BYTES};
+use crate::framing::{Frame, Input, Lines, DEFAULT_MAX_LINE_BYTES};
 use crate::normalize::Normalizer;
 use crate::object::{NotObject, Object};
 use crate::report::{Fate, Report};
@@ -125,7 +125,7 @@ pub fn one_line(text: &str) -> Cow<'_, str> {
 
 /// Translates one stream (one run). Diagnostics go to `diag` as they happen. Only a failure to
 /// write the output is an `Err`.
-pub fn translate<R: Read, W: Write>(
+pub fn translate<R: Input, W: Write>(
     input: R,
     output: &mut W,
     opts: &Options,
@@ -140,7 +140,7 @@ pub type EndHook<'a> = &'a mut dyn FnMut() -> Option<crate::event::Terminal>;
 
 /// Translates one stream into whatever `encoder` makes of it (a dialect's encoder, or one that
 /// only gathers figures, as `summary` does): the same decoders, ledger and terminal handling.
-pub fn translate_with<R: Read, W: Write>(
+pub fn translate_with<R: Input, W: Write>(
     input: R,
     output: &mut W,
     opts: &Options,
@@ -151,7 +151,7 @@ pub fn translate_with<R: Read, W: Write>(
 }
 
 /// [`translate_with`], with `end` to say how the run ended when the stream does not.
-pub fn translate_ending<R: Read, W: Write>(
+pub fn translate_ending<R: Input, W: Write>(
     input: R,
     output: &mut W,
     opts: &Options,
@@ -249,7 +249,7 @@ pub fn translate_ending<R: Read, W: Write>(
 }
 
 /// An input that failed to read: said on its next line, and the run stops for it.
-fn read_failed<R: Read>(e: &io::Error, lines: &Lines<R>, diag: &mut dyn FnMut(Diagnostic)) -> Stop {
+fn read_failed<R: Input>(e: &io::Error, lines: &Lines<R>, diag: &mut dyn FnMut(Diagnostic)) -> Stop {
     diag(Diagnostic { line: lines.number() + 1, message: format!("cannot read the input: {e}") });
     Stop::Read(e.to_string())
 }
@@ -318,7 +318,7 @@ impl<'o, W: Write> Run<'o, W> {
     }
 
     /// Translates one line; `Some` when the stream must stop here.
-    fn line<R: Read>(
+    fn line<R: Input>(
         &mut self,
         n: u64,
         h: Held<'_>,
@@ -454,7 +454,7 @@ impl<'o, W: Write> Run<'o, W> {
 
     /// Ends the run with its terminal record: the one the decoder makes of what it read
     /// (where its dialect has none in-stream), else one the normalizer makes.
-    fn finish<R: Read>(
+    fn finish<R: Input>(
         &mut self,
         why: Option<String>,
         lines: &Lines<R>,
@@ -621,7 +621,7 @@ pub fn translate_bytes(input: &[u8], opts: &Options) -> (Vec<u8>, Summary, Vec<D
 }
 
 /// Tells the dialect of a stream from its first lines (at most [`DETECT_LINES`]).
-pub fn detect<R: Read>(input: R) -> Result<Dialect, String> {
+pub fn detect<R: Input>(input: R) -> Result<Dialect, String> {
     let mut lines = Lines::new(input, DEFAULT_MAX_LINE_BYTES);
     // Nothing here is derived from the input's digest.
     lines.stop_hashing();
@@ -646,7 +646,7 @@ pub fn detect<R: Read>(input: R) -> Result<Dialect, String> {
 /// record, the ordering rules. `dialect` `None` detects it from the first lines. Each problem
 /// goes to `problem` with its line number (0: the stream as a whole). Gives the dialect
 /// checked, or why none could be told.
-pub fn validate<R: Read>(
+pub fn validate<R: Input>(
     input: R,
     dialect: Option<Dialect>,
     problem: &mut dyn FnMut(u64, String),

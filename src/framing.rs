@@ -51,9 +51,8 @@ pub trait Input {
     fn read_into(&mut self, out: &mut [u8]) -> io::Result<usize>;
 
     /// The next block of input, when this source hands over blocks; `Ok(None)` at the end of
-    /// input. `spent` is a buffer done
-    /// with, to be used again (or dropped). A source that does not hand over blocks answers
-    /// `None`, and is read with [`Input::read_into`].
+    /// input. `spent` is a buffer done with, to be used again (or dropped). A source that does
+    /// not hand over blocks answers `None`, and is read with [`Input::read_into`].
     fn next_block(&mut self, spent: Vec<u8>) -> Option<io::Result<Option<Block>>> {
         drop(spent);
         None

@@ -228,9 +228,8 @@ impl<R: Input> Lines<R> {
         self.current = Current::Line(s, e);
     }
 
-    /// Hashes what was consumed and moves what was not to the front of the buffer.
+    /// Moves what was not consumed to the front of the buffer (what was is hashed: [`Lines::more`]).
     fn compact(&mut self) {
-        self.hasher.feed(&self.buf[self.hashed..self.start]);
         self.buf.copy_within(self.start..self.end, 0);
         self.end -= self.start;
         self.start = 0;

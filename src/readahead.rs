@@ -88,31 +88,51 @@ impl ReadAhead {
     /// Reads into `out`, copying from the blocks the thread read (what [`Input::read_into`]
     /// does; [`crate::framing::Lines`] takes the blocks whole instead).
     pub fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        if let Source::Thread { block, at, end, .. } = &mut self.source {
-            if out.is_empty() {
-                return Ok(0);
-            }
-            if *at == *end {
-                let spent = std::mem::take(block);
-                match self.next_block(spent) {
-                    Some(Ok(Some((b, e)))) => {
-                        let Source::Thread { block, at, end, .. } = &mut self.source else { unreachable!() };
-                        (*block, *at, *end) = (b, HEADROOM, e);
-                    }
-                    Some(Ok(None)) => return Ok(0),
-                    Some(Err(e)) => return Err(e),
-                    None => unreachable!("a thread's source hands over blocks"),
-                }
-            }
-        }
         match &mut self.source {
             Source::Here(r) => r.read(out),
-            Source::Thread { block, at, end, .. } => {
+            Source::Thread { blocks, back, block, at, end, done } => {
+                if out.is_empty() {
+                    return Ok(0);
+                }
+                if *at == *end {
+                    match take(blocks, back, done, std::mem::take(block))? {
+                        Some((b, e)) => (*block, *at, *end) = (b, HEADROOM, e),
+                        None => return Ok(0),
+                    }
+                }
                 let n = out.len().min(*end - *at);
                 out[..n].copy_from_slice(&block[*at..*at + n]);
                 *at += n;
                 Ok(n)
             }
+        }
+    }
+}
+
+/// The next block from the thread, `spent` given back to it first (unless it is empty or grew
+/// past [`KEPT`]); `None` at the end of input, and after an error.
+fn take(
+    blocks: &mpsc::Receiver<io::Result<Block>>,
+    back: &mpsc::Sender<Vec<u8>>,
+    done: &mut bool,
+    spent: Vec<u8>,
+) -> io::Result<Option<Block>> {
+    if (1..=KEPT).contains(&spent.capacity()) {
+        let _ = back.send(spent);
+    }
+    if *done {
+        return Ok(None);
+    }
+    match blocks.recv() {
+        Ok(Ok(block)) => Ok(Some(block)),
+        Ok(Err(e)) => {
+            *done = true;
+            Err(e)
+        }
+        // The thread ended: the end of input.
+        Err(_) => {
+            *done = true;
+            Ok(None)
         }
     }
 }
@@ -123,25 +143,10 @@ impl Input for ReadAhead {
     }
 
     fn next_block(&mut self, spent: Vec<u8>) -> Option<io::Result<Option<Block>>> {
-        let Source::Thread { blocks, back, done, .. } = &mut self.source else { return None };
-        if (1..=KEPT).contains(&spent.capacity()) {
-            let _ = back.send(spent);
+        match &mut self.source {
+            Source::Thread { blocks, back, done, .. } => Some(take(blocks, back, done, spent)),
+            Source::Here(_) => None,
         }
-        if *done {
-            return Some(Ok(None));
-        }
-        Some(match blocks.recv() {
-            Ok(Ok(block)) => Ok(Some(block)),
-            Ok(Err(e)) => {
-                *done = true;
-                Err(e)
-            }
-            // The thread ended: the end of input.
-            Err(_) => {
-                *done = true;
-                Ok(None)
-            }
-        })
     }
 }
 

@@ -66,6 +66,8 @@ impl Exec<'_> {
         let mut opts = Options::new(self.from, self.to);
         opts.encode.json_deltas = self.json_deltas;
         opts.encode.source_date_epoch = std::env::var("SOURCE_DATE_EPOCH").ok().and_then(|v| v.trim().parse().ok());
+        // The agent runs in our directory: the working directory a target may require.
+        opts.encode.cwd = std::env::current_dir().ok().map(|d| d.to_string_lossy().into_owned());
         let program = &self.command[0];
         let stdout = io::stdout();
         let mut out = stdout.lock();

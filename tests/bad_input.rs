@@ -212,9 +212,12 @@ fn an_unknown_format_version_refuses_the_rest_of_the_stream() {
             let kinds: Vec<String> =
                 common::values(&r.out).iter().map(|v| v[field].as_str().unwrap().to_string()).collect();
             let Some(terminal) = to.contract().terminal.as_ref().map(|t| &t.kind) else {
-                // base-context: one loop whose only assistant message says the run is incomplete.
+                // base-context: one loop whose only assistant message says the run did not
+                // complete. base-context has no word for incomplete: it stops with `error` (not
+                // `length`, an ordinary stop), which reads back as a failed run.
                 let back = common::values(&common::translate(r.out.as_bytes(), to, Dialect::Canonical));
-                assert_eq!(back.last().unwrap()["outcome"], "incomplete", "{}", r.out);
+                assert_eq!(back.last().unwrap()["outcome"], "failed", "{}", r.out);
+                assert!(r.out.contains("\"stopReason\":\"error\""), "{}", r.out);
                 assert!(!r.out.contains("tool_execution"), "nothing of the refused stream: {}", r.out);
                 continue;
             };

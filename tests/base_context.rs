@@ -136,7 +136,9 @@ fn every_outcome_reads_back_from_the_last_assistant_message() {
         ("completed", "stop", "completed"),
         ("failed", "error", "failed"),
         ("interrupted", "aborted", "interrupted"),
-        ("incomplete", "length", "incomplete"),
+        // base-context has no word for a run that did not complete: `length` is an ordinary
+        // stop its readers take as finished, so it is `error`, read back as failed.
+        ("incomplete", "error", "failed"),
         ("permission_denied", "error", "failed"),
         ("timeout", "aborted", "interrupted"),
     ] {
@@ -476,19 +478,36 @@ fn a_final_answer_the_last_message_streamed_is_not_written_again() {
     assert_eq!(texts(&out), vec!["hi"]);
     assert_eq!(out.iter().filter(|l| l["type"] == "turn_start").count(), 1);
 
-    // A stream cut short: its last message ends as incomplete (length), once.
+    // A stream cut short: its last message ends as not completed (error, with why), once.
     let out = encode(&fixture("cut.jsonl"), Dialect::BaseContext, false);
     assert_eq!(texts(&out), vec!["Half"]);
     let last = out.iter().rfind(|l| l["type"] == "message_end").unwrap();
-    assert_eq!(last["message"]["stopReason"], "length");
+    assert_eq!(last["message"]["stopReason"], "error");
+    assert_eq!(last["message"]["errorMessage"], "input ended without a terminal record");
 
-    // A run that ends otherwise than its last message said gets a message that says so.
+    // A run that ends otherwise than its last message's usage suggested: the end goes on that
+    // message (its end waited for the next record), not on one added after it.
     let mut interrupted = ended.clone();
     *interrupted.last_mut().unwrap() =
         serde_json::json!({"v": 1, "type": "terminal", "outcome": "interrupted", "final_text": "hi"});
     let out = encode(lines(&interrupted).as_bytes(), Dialect::Canonical, false);
+    assert_eq!(texts(&out), vec!["hi"]);
     let last = out.iter().rfind(|l| l["type"] == "message_end").unwrap();
     assert_eq!(last["message"]["stopReason"], "aborted");
+    assert_eq!(last["message"]["usage"]["input"], 3);
+
+    // Likewise after the turn ended: no second agent loop, the outcome on the last message.
+    let mut turn_ended = ended.clone();
+    turn_ended.insert(3, serde_json::json!({"v": 1, "type": "turn_end"}));
+    *turn_ended.last_mut().unwrap() = serde_json::json!({"v": 1, "type": "terminal", "outcome": "incomplete", "reason": "max_rounds", "final_text": "hi"});
+    let out = encode(lines(&turn_ended).as_bytes(), Dialect::Canonical, false);
+    assert_eq!(texts(&out), vec!["hi"]);
+    assert_eq!(out.iter().filter(|l| l["type"] == "agent_start").count(), 1);
+    let last = out.iter().rfind(|l| l["type"] == "message_end").unwrap();
+    assert_eq!(
+        (&last["message"]["stopReason"], &last["message"]["errorMessage"]),
+        (&"error".into(), &"max_rounds".into())
+    );
 }
 
 #[test]
@@ -554,4 +573,57 @@ fn a_tool_result_message_says_it_failed_as_its_event_would() {
     let statuses: Vec<&str> =
         out.iter().filter(|l| l["type"] == "tool_result").map(|l| l["status"].as_str().unwrap()).collect();
     assert_eq!(statuses, ["failed", "completed", "failed"]);
+}
+
+/// base-context-notes.md 4.2: the header is `{type, version, id, timestamp, cwd}` with `cwd` a
+/// string (not optional); AgentSessionEvent: `compaction_end` has `reason`, `aborted` and
+/// `willRetry`. Expectations written from those sentences, not from the contract file.
+#[test]
+fn the_header_always_states_cwd_and_a_compaction_end_its_reason() {
+    // No directory known: an empty string.
+    let out = encode(b"{\"type\": \"content\", \"chunk\": \"hi\", \"chars\": \"2\"}\n", Dialect::Localcode, false);
+    assert_eq!(out[0]["type"], "session");
+    assert_eq!(out[0]["cwd"], "");
+    // wuu's workspace_root (its session_configured) or thread_started.cwd.
+    let wuu = concat!(
+        r#"{"type":"session_configured","protocol_version":2,"provider":"p","model":"m","max_parallel":1,"workspace_root":"/srv/repo","permissions":{}}"#,
+        "\n",
+        r#"{"final_message":"","run_id":"r","status":"completed","thread_id":"t","trace_path":"","turn_id":"u","type":"result"}"#,
+        "\n"
+    );
+    assert_eq!(encode(wuu.as_bytes(), Dialect::Wuu, false)[0]["cwd"], "/srv/repo");
+    // With exec, the directory the agent runs in.
+    let mut opts = Options::new(Some(Dialect::Localcode), Dialect::BaseContext);
+    opts.encode.cwd = Some("/home/me/project".into());
+    let (out, _, _) = translate_bytes(b"{\"type\": \"done\"}\n", &opts);
+    assert_eq!(common::values(std::str::from_utf8(&out).unwrap())[0]["cwd"], "/home/me/project");
+
+    // The older auto_compaction_end has no reason: the end takes its start's.
+    let old = concat!(
+        r#"{"type":"auto_compaction_start","reason":"overflow"}"#,
+        "\n",
+        r#"{"type":"auto_compaction_end","aborted":false,"willRetry":true}"#,
+        "\n"
+    );
+    let out = encode(old.as_bytes(), Dialect::BaseContext, false);
+    let end = out.iter().find(|l| l["type"] == "compaction_end").unwrap();
+    assert_eq!((&end["reason"], &end["aborted"], &end["willRetry"]), (&"overflow".into(), &false.into(), &true.into()));
+    // From canonical, with nothing stated: automatic compaction's reason, and both flags.
+    let bare = "{\"v\":1,\"type\":\"compaction\",\"phase\":\"end\"}\n";
+    let out = encode(bare.as_bytes(), Dialect::Canonical, false);
+    let end = out.iter().find(|l| l["type"] == "compaction_end").unwrap();
+    assert_eq!(
+        (&end["reason"], &end["aborted"], &end["willRetry"]),
+        (&"threshold".into(), &false.into(), &false.into())
+    );
+}
+
+/// base-context.md, Completion and Errors: only terminal errors and aborts are nonzero, so a
+/// last message stopped by `length` is a finished run.
+#[test]
+fn a_run_whose_last_message_stopped_at_its_length_is_completed() {
+    let stream = String::from_utf8(fixture("success.jsonl"))
+        .unwrap()
+        .replace("\"stopReason\":\"stop\"", "\"stopReason\":\"length\"");
+    assert_eq!(canonical(stream.as_bytes()).last().unwrap()["outcome"], "completed");
 }

@@ -238,7 +238,7 @@ fn expected(run: &Run, target: Dialect) -> Facts {
         (Dialect::Wuu, "incomplete") => "failed",
         (Dialect::Loom, "completed" | "permission_denied") => run.outcome,
         (Dialect::Loom, _) => "failed",
-        (Dialect::BaseContext, "permission_denied") => "failed",
+        (Dialect::BaseContext, "permission_denied" | "incomplete") => "failed",
         (Dialect::BaseContext, "timeout") => "interrupted",
         (_, o) => o,
     };

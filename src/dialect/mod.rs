@@ -223,6 +223,10 @@ pub struct EncodeOptions {
     /// Unix epoch (`SOURCE_DATE_EPOCH`); without it, the epoch itself, so output stays
     /// deterministic.
     pub source_date_epoch: Option<u64>,
+    /// The directory the agent runs in, where agentgate knows it (`exec`): what a target that
+    /// requires a working directory (base-context's session header) writes when the source
+    /// states none.
+    pub cwd: Option<String>,
 }
 
 /// Where an encoder writes: the output buffer and the run's report.

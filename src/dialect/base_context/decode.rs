@@ -580,7 +580,10 @@ impl Decode for Decoder {
                 }
             }
             "auto_retry_start" => {
-                self.retry_pending = true;
+                // A retry runs in a loop of its own, after the failed one ended (notes 3.2:
+                // agent_end, then auto_retry_start, then a new agent_start): one announced
+                // while a loop is still open leaves that loop to settle the run.
+                self.retry_pending = self.ended_loops >= self.open_loops;
                 Event::Retry {
                     phase: Phase::Start,
                     attempt: m.take_count("attempt"),
@@ -620,7 +623,10 @@ impl Decode for Decoder {
         let e = &self.ending;
         let (outcome, reason) = match (&e.failure, e.stop_reason.as_deref()) {
             (Some(f), _) => (Outcome::Failed, Some(f.clone())),
-            (None, Some("stop")) => (Outcome::Completed, None),
+            // `length` (the model ran out of output tokens) is an ordinary stop: base-context
+            // exits 0 for it (base-context.md, Completion and Errors: only errors and aborts
+            // are nonzero), so its readers take the run as finished.
+            (None, Some("stop" | "length")) => (Outcome::Completed, None),
             (None, Some("error")) => (Outcome::Failed, None),
             (None, Some("aborted")) => (Outcome::Interrupted, e.error.clone()),
             (None, Some(other)) => (Outcome::Incomplete, Some(e.error.clone().unwrap_or_else(|| other.to_string()))),

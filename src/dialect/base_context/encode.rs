@@ -294,6 +294,8 @@ impl Meta {
 
 pub struct Encoder {
     deltas: bool,
+    /// The working directory to state when the source states none.
+    cwd: Option<String>,
     epoch_ms: u64,
     header: bool,
     loop_open: bool,
@@ -330,6 +332,19 @@ pub struct Encoder {
     scratch: Vec<u8>,
     /// The origin of the assistant message about to begin, as a base-context source said it.
     next_meta: Option<Meta>,
+    /// An assistant message whose usage is in but whose `message_end` waits for the next
+    /// record, with the stop a base-context source said for it: when that record is the run's
+    /// end, the run's outcome goes on this message (base-context's readers take the outcome
+    /// from the last assistant message), rather than on one added after it.
+    pending_end: Option<Option<(String, Option<String>)>>,
+    /// An agent loop whose end (`turn_end`, `agent_end`) waits for the next record, for the
+    /// same reason.
+    pending_loop: bool,
+    /// The reason of the compaction that started, for its end (`compaction_end` requires one;
+    /// the older `auto_compaction_end` had none).
+    compaction_reason: Option<String>,
+    /// A retry was announced after the last loop ended: the run goes on in a loop of its own.
+    retry_pending: bool,
 }
 
 /// Most bytes a list emptied after use keeps for the next round or loop: reused, the lists
@@ -356,6 +371,7 @@ impl Encoder {
     pub fn new(opts: &EncodeOptions) -> Self {
         Encoder {
             deltas: opts.json_deltas,
+            cwd: opts.cwd.clone(),
             epoch_ms: opts.source_date_epoch.unwrap_or(0).saturating_mul(1000),
             header: false,
             loop_open: false,
@@ -376,6 +392,10 @@ impl Encoder {
             msg_error: None,
             scratch: Vec::new(),
             next_meta: None,
+            pending_end: None,
+            pending_loop: false,
+            compaction_reason: None,
+            retry_pending: false,
         }
     }
 }
@@ -604,9 +624,8 @@ impl Encoder {
         let id = id.map(str::to_string).unwrap_or_else(|| ctx.derived_uuid());
         let mut pairs = vec![("type", json!("session")), ("version", json!(3)), ("id", json!(id))];
         pairs.push(("timestamp", json!(timestamp.map(str::to_string).unwrap_or_else(|| iso(self.epoch_ms)))));
-        if let Some(cwd) = cwd {
-            pairs.push(("cwd", json!(cwd)));
-        }
+        // `cwd` is a required member of the header: the source's directory, else empty.
+        pairs.push(("cwd", json!(cwd.or(self.cwd.as_deref()).unwrap_or_default())));
         self.put(sink, obj(pairs));
     }
 
@@ -614,6 +633,7 @@ impl Encoder {
         self.ensure_header(ctx, sink, None, None, None);
         if !self.loop_open {
             self.loop_open = true;
+            self.retry_pending = false;
             self.put(sink, json!({"type": "agent_start"}));
         }
     }
@@ -948,6 +968,16 @@ impl Encoder {
         }
     }
 
+    /// Ends what waits for the next record: the last message's end, then its loop's.
+    fn settle(&mut self, ctx: &Context, sink: &mut Sink<'_>) {
+        if let Some(said) = self.pending_end.take() {
+            self.end_message(ctx, sink, said.as_ref().map(|(s, e)| (s.as_str(), e.as_deref())));
+        }
+        if std::mem::take(&mut self.pending_loop) {
+            self.close_loop(ctx, sink);
+        }
+    }
+
     /// How the run ended, as the last assistant message says it: stop reason and error text.
     fn stop_of(&self, t: &Terminal) -> (&'static str, Option<String>) {
         let why = t.error.clone().or_else(|| self.last_error.clone()).or_else(|| t.reason.clone());
@@ -963,7 +993,9 @@ impl Encoder {
                     t.reason.as_ref().filter(|r| *r != "timeout").map(|r| format!(": {r}")).unwrap_or_default()
                 )),
             ),
-            Outcome::Incomplete => ("length", Some(t.reason.clone().unwrap_or_else(|| "incomplete".into()))),
+            // Not `length`: that is an ordinary stop, which a base-context reader takes as a
+            // finished run. A run that did not complete failed, and says why.
+            Outcome::Incomplete => ("error", Some(t.reason.clone().unwrap_or_else(|| "incomplete".into()))),
         }
     }
 }
@@ -1010,6 +1042,15 @@ impl Encode for Encoder {
 
     fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
         let own = rec.origin == Dialect::BaseContext;
+        // What waits for the next record ends now, unless that record is the run's end (or
+        // only tells the end something: the answer, an error).
+        match rec.event {
+            Event::Terminal(_) | Event::FinalAnswer { .. } | Event::Error { .. } => {}
+            // A turn's end ends the loop, not yet its last message.
+            Event::TurnEnd { .. } if self.pending_loop => self.close_loop(ctx, sink),
+            Event::TurnEnd { .. } => {}
+            _ => self.settle(ctx, sink),
+        }
         if own && !rec.extra.is_empty() && content_of_a_message(&rec.event) {
             if let Some(meta) = Meta::from_extra(&rec.extra) {
                 self.next_meta = Some(meta);
@@ -1040,12 +1081,19 @@ impl Encode for Encoder {
                 };
                 if let Some((stop, error)) = &stop {
                     if self.msg.as_ref().is_some_and(|m| m.state != State::Written) {
+                        self.pending_end = None;
                         self.end_message(ctx, sink, Some((stop, error.as_deref())));
                     }
                 }
                 match source_said(rec, "refusal") {
-                    Some(refusal) if self.loop_open => self.refuse(ctx, sink, refusal),
-                    _ => self.close_loop(ctx, sink),
+                    Some(refusal) if self.loop_open => {
+                        self.settle(ctx, sink);
+                        self.refuse(ctx, sink, refusal)
+                    }
+                    // The loop's end waits for the next record: the run's end would go on its
+                    // last message.
+                    _ if self.loop_open => self.pending_loop = true,
+                    _ => {}
                 }
             }
             Event::RoundStart { .. } => {
@@ -1252,11 +1300,14 @@ impl Encode for Encoder {
                     }
                 }
                 let round_done = u.scope == Scope::Round && u.basis == Basis::Delta;
-                if m.state == State::Ended || (round_done && m.state == State::Open) {
-                    // The stop a base-context source gave with the usage (see its decoder).
-                    let said = |k: &str| source_said(rec, k).and_then(|v| v.as_str().map(str::to_string));
-                    let stop = said("stopReason").map(|s| (s, said("errorMessage")));
+                // The stop a base-context source gave with the usage (see its decoder).
+                let said = |k: &str| source_said(rec, k).and_then(|v| v.as_str().map(str::to_string));
+                let stop = said("stopReason").map(|s| (s, said("errorMessage")));
+                if m.state == State::Ended {
                     self.end_message(ctx, sink, stop.as_ref().map(|(s, e)| (s.as_str(), e.as_deref())));
+                } else if round_done && m.state == State::Open {
+                    // Its end waits for the next record: the run's end would go on it.
+                    self.pending_end = Some(stop);
                 }
             }
             Event::Error { message, fatal } => {
@@ -1278,19 +1329,31 @@ impl Encode for Encoder {
             }
             Event::Compaction { phase, reason, data } => {
                 self.ensure_header(ctx, sink, None, None, None);
-                let kind = if *phase == Phase::Start { "compaction_start" } else { "compaction_end" };
-                let mut pairs = vec![("type", json!(kind))];
-                if let Some(r) = reason {
-                    pairs.push(("reason", json!(r)));
-                }
-                let mut line = obj(pairs);
+                let start = *phase == Phase::Start;
+                let kind = if start { "compaction_start" } else { "compaction_end" };
+                // `reason` is required on both (base-context.md's AgentSessionEvent): the end
+                // takes the start's when it states none (as the older auto_compaction_end did
+                // not), and "threshold", automatic compaction's own reason, when neither does.
+                let reason =
+                    reason.clone().or_else(|| self.compaction_reason.clone()).unwrap_or_else(|| "threshold".into());
+                self.compaction_reason = start.then(|| reason.clone());
+                let mut line = obj(vec![("type", json!(kind)), ("reason", json!(reason))]);
                 for (k, v) in data {
                     line[k] = v.clone();
+                }
+                if !start {
+                    // `aborted` and `willRetry` are required members of compaction_end.
+                    for k in ["aborted", "willRetry"] {
+                        if line.get(k).is_none() {
+                            line[k] = json!(false);
+                        }
+                    }
                 }
                 self.put(sink, line);
             }
             Event::Retry { phase, attempt, max_attempts, delay_ms, error, success } => {
                 self.ensure_header(ctx, sink, None, None, None);
+                self.retry_pending |= *phase == Phase::Start && !self.loop_open;
                 let line = if *phase == Phase::Start {
                     json!({"type": "auto_retry_start", "attempt": attempt.unwrap_or(1), "maxAttempts": max_attempts.unwrap_or(0), "delayMs": delay_ms.unwrap_or(0), "errorMessage": error.clone().unwrap_or_default()})
                 } else {
@@ -1316,9 +1379,15 @@ impl Encode for Encoder {
                 return Fate::PassedThrough;
             }
             Event::Terminal(t) => {
+                if let Some(Some((stop, error))) = self.pending_end.take() {
+                    // The source said how its last message stopped: that stands.
+                    self.end_message(ctx, sink, Some((&stop, error.as_deref())));
+                }
+                self.pending_loop = false;
                 let answer = self.final_answer.clone().or_else(|| t.final_text.clone()).filter(|a| !a.is_empty());
                 let said = answer.is_none() || answer == self.last_text;
-                if !self.loop_open && said && self.header && self.last_stop == self.stop_of(t).0 {
+                if !self.loop_open && !self.retry_pending && said && self.header && self.last_stop == self.stop_of(t).0
+                {
                     // The last loop ended on a message that already says it all.
                     return Fate::Absorbed;
                 }

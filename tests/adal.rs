@@ -308,3 +308,23 @@ fn a_call_taken_back_is_cancelled() {
     let t = s.tool_calls();
     assert_eq!((t.calls, t.failed), (1, 0));
 }
+
+/// adal.md, Event Types: `complete | exit_code, session_id, model` — both strings in its
+/// example (a UUID, a model id). A source that names neither still gets strings: a UUID made
+/// from the input, and the placeholder "unknown", which reads back as no model.
+#[test]
+fn a_complete_always_has_its_session_id_and_model_as_strings() {
+    let localcode = "{\"type\": \"result\", \"status\": \"ok\", \"exit_code\": 0, \"reason\": \"completed\", \"final_text\": \"\", \"tokens\": {\"prompt\": 0, \"completion\": 0, \"total\": 0}}\n";
+    let out = common::values(&common::translate(localcode.as_bytes(), Dialect::Localcode, Dialect::Adal));
+    let complete = out.last().unwrap();
+    assert_eq!(complete["type"], "complete");
+    assert_eq!(complete["model"], "unknown");
+    let id = complete["session_id"].as_str().expect("a string");
+    assert_eq!((id.len(), id.matches('-').count()), (36, 4), "a UUID: {id}");
+    let back = common::values(&common::translate(
+        common::translate(localcode.as_bytes(), Dialect::Localcode, Dialect::Adal).as_bytes(),
+        Dialect::Adal,
+        Dialect::Canonical,
+    ));
+    assert!(back.last().unwrap().get("model").is_none(), "the placeholder is no model: {back:?}");
+}

@@ -101,7 +101,8 @@ impl Decode for Decoder {
                 }
                 t.exit_code = code;
                 t.session_id = m.take_str("session_id");
-                t.model = m.take_str("model");
+                // ("unknown" is what agentgate writes when no dialect said the model.)
+                t.model = m.take_str("model").filter(|m| m != "unknown");
                 Event::Terminal(t)
             }
             _ => {

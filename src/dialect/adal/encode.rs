@@ -291,7 +291,16 @@ impl Encode for Encoder {
                         Value::String(ctx.derived_uuid())
                     }
                 };
-                let model = t.model.clone().map_or(Value::Null, Value::String);
+                // `model` is a string (adal.md: complete has exit_code, session_id, model): the
+                // run's model, else "unknown", the placeholder agentgate writes for a model no
+                // source named (base-context's too), and reads back as none.
+                let model = match &t.model {
+                    Some(m) => Value::String(m.clone()),
+                    None => {
+                        sink.report.synthesized("complete.model");
+                        Value::from("unknown")
+                    }
+                };
                 emit(
                     sink,
                     "complete",

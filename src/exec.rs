@@ -246,7 +246,13 @@ impl Exec<'_> {
             {
                 128 + sig as u8
             }
-            _ => target_status(self.to, outcome),
+            // The status the terminal record written states, where the target has one in it
+            // (loom writes exit_status 1 for an incomplete run without a loom stop reason,
+            // whatever its outcome table says for incomplete runs in general).
+            _ => match summary.report.exit_status {
+                Some(code) => u8::try_from(code).unwrap_or(1),
+                None => target_status(self.to, outcome),
+            },
         }
     }
 }

@@ -41,6 +41,10 @@ pub struct Report {
     pub synthesized: BTreeMap<String, u64>,
     /// Values cut to a length limit of the target (`kind.field`), with counts.
     pub truncated: BTreeMap<String, u64>,
+    /// The process exit status the target's terminal record states (localcode's and adal's
+    /// `exit_code`, loom's `exit_status`), once it is written: what `exec` exits with, so that
+    /// the stream and the process say one number.
+    pub exit_status: Option<i64>,
 }
 
 impl Report {

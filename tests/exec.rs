@@ -209,3 +209,26 @@ fn base_context_exits_with_128_plus_the_signal_that_ended_the_agent() {
     let out = exec(&["--as", "wuu"], &["sh", "-c", "kill -TERM $$"]);
     assert_eq!(out.status.code(), Some(5));
 }
+
+/// Issue "wire truth", rule 3: the process status and the status the stream's terminal record
+/// states are one number, for every target that states one, whatever the source's outcome
+/// (an incomplete run without a loom stop reason is a failed loom run: exit_status 1, exit 1).
+#[test]
+fn exec_exits_with_the_status_its_own_terminal_record_states() {
+    let r = replay();
+    let cases = [
+        ("localcode/failed.jsonl", "1"),
+        ("localcode/timeout.jsonl", "124"),
+        ("wuu/no-result.jsonl", "0"),
+        ("adal/truncated.jsonl", "0"),
+        ("loom/failed.jsonl", "1"),
+        ("adal/permission-denied.jsonl", "2"),
+    ];
+    for (file, code) in cases {
+        for (target, field) in [("localcode", "exit_code"), ("adal", "exit_code"), ("loom", "exit_status")] {
+            let out = exec(&["--as", target], &[r.to_str().unwrap(), &fixture(file), code, "0"]);
+            let stated = last(&out)[field].as_i64().unwrap_or_else(|| panic!("{file} as {target}: no {field}"));
+            assert_eq!(out.status.code().map(i64::from), Some(stated), "{file} as {target}");
+        }
+    }
+}

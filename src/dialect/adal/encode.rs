@@ -266,6 +266,7 @@ impl Encode for Encoder {
                 }
                 let outcome = if self.denied { Outcome::PermissionDenied } else { t.outcome };
                 let exit_code = self.contract.outcome_code(outcome, "exit_code").unwrap_or(1);
+                sink.report.exit_status = Some(exit_code);
                 if exit_code == 1 && !self.errored {
                     // A failed run says why in an error event before complete.
                     sink.report.synthesized("error");

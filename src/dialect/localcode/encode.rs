@@ -364,6 +364,7 @@ impl Encoder {
                 let outcome = t.outcome;
                 let status = c.outcome_str(outcome, "status").unwrap_or("incomplete");
                 let exit_code = c.outcome_code(outcome, "exit_code").unwrap_or(1);
+                sink.report.exit_status = Some(exit_code);
                 let reason = t
                     .reason
                     .clone()

@@ -510,7 +510,10 @@ impl Encode for Encoder {
                     }
                     emit(sink, "Approval", vec![("actions", Field::Owned(Value::from(actions)))], None);
                 }
-                emit(sink, "Terminal", owned(self.terminal_fields(t)), extra);
+                let fields = self.terminal_fields(t);
+                sink.report.exit_status =
+                    fields.iter().find(|(k, _)| *k == "exit_status").and_then(|(_, v)| v.as_i64());
+                emit(sink, "Terminal", owned(fields), extra);
             }
             Event::Extension { line } if own => {
                 write_line(sink.out, line, Layout::Sorted);

@@ -177,6 +177,12 @@ pub struct Normalizer {
     /// A record of the current line came after the terminal and was reported.
     flagged_line: bool,
     diagnostics: Vec<String>,
+    /// Call ids given out so far (the most recent [`MAX_OPEN_CALLS`]), for targets that match
+    /// results to calls by id: a source id seen again gets a new one.
+    ids_given: IndexMap<Name, (), FnvBuild>,
+    /// A source id given again, and the id its latest call got instead: what later records
+    /// naming that id (its result, its output, a refusal) are rewritten to.
+    aliases: IndexMap<Name, Name, FnvBuild>,
 }
 
 impl Normalizer {
@@ -193,6 +199,8 @@ impl Normalizer {
             last_failed: FailedCall::default(),
             terminal_done: false,
             outcome: None,
+            ids_given: IndexMap::default(),
+            aliases: IndexMap::default(),
             turn_ended: false,
             turn_closed: false,
             flagged_line: false,
@@ -274,6 +282,9 @@ impl Normalizer {
             | Event::TextEnd { text: Some(_) }
             | Event::ToolCall(_) => self.turn_closed = false,
             _ => {}
+        }
+        if enc.matches_calls_by_id() {
+            self.distinct_ids(&mut rec.event);
         }
         match &mut rec.event {
             Event::Session(s) => {
@@ -466,6 +477,52 @@ impl Normalizer {
         sink.report.synthesized("terminal");
         let origin = self.ctx.source.unwrap_or(Dialect::Canonical);
         self.process(Record::new(origin, Event::Terminal(t)), enc, sink);
+    }
+
+    /// Keeps call ids distinct for a target that matches results to calls by id. A source may
+    /// give one id to several calls (loom numbers them per model provider: `call-1` for the
+    /// classifier's call in turn 1 and again for the agent's in turn 2): the first keeps it,
+    /// a later one gets `ID-2`, `ID-3` ... (the first such id not given yet: the same input
+    /// always gives the same ids), and what later names the source id (a result, output, a
+    /// withdrawal, a refusal) names the latest call that had it, as it did in the source.
+    fn distinct_ids(&mut self, event: &mut Event) {
+        let named = match event {
+            Event::ToolCall(c) => {
+                let Some(id) = c.id.as_mut() else { return };
+                if self.ids_given.contains_key(id.as_str()) {
+                    let mut n = 2u64;
+                    let fresh = loop {
+                        let fresh = compact_str::format_compact!("{id}-{n}");
+                        if !self.ids_given.contains_key(fresh.as_str()) {
+                            break fresh;
+                        }
+                        n += 1;
+                    };
+                    make_room(&mut self.aliases, id.as_str());
+                    self.aliases.insert(id.clone(), fresh.clone());
+                    *id = fresh;
+                } else {
+                    self.aliases.shift_remove(id.as_str());
+                }
+                make_room(&mut self.ids_given, id.as_str());
+                self.ids_given.insert(id.clone(), ());
+                return;
+            }
+            Event::ToolResult(r) => {
+                if let Some(alias) = r.id.as_deref().and_then(|id| self.aliases.get(id)) {
+                    r.id = Some(alias.clone());
+                }
+                return;
+            }
+            Event::PermissionDenied(d) => d.id.as_mut(),
+            Event::ToolOutput { id, .. } | Event::ToolWithdrawn { id } => id.as_mut(),
+            _ => None,
+        };
+        if let Some(id) = named {
+            if let Some(alias) = self.aliases.get(id.as_str()) {
+                *id = alias.to_string();
+            }
+        }
     }
 
     /// Takes the open call at `found` as answered (a result, a refusal): the record gets its

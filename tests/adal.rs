@@ -30,8 +30,10 @@ fn nothing_follows_permission_denied_but_complete_with_exit_code_2() {
 
 #[test]
 fn a_run_stopped_for_approval_names_the_call_it_stopped_at() {
-    // A source that ends permission_denied without a refusal record of its own: adal reports
-    // the refusal as the last call left unanswered, with the actions awaiting approval.
+    // A source that ends permission_denied listing the actions awaiting approval (loom's
+    // Approval) and no refusal record of its own: the refusal is the first action, a call of
+    // its own; the model request before it (loom's calls are what a model asked for) is not
+    // the one refused.
     let out = to_adal(&[
         json!({"v": 1, "type": "tool_call", "id": "a", "name": "read_file", "arguments": {"path": "x"}}),
         json!({"v": 1, "type": "tool_result", "id": "a", "status": "completed", "output": "ok"}),
@@ -42,7 +44,7 @@ fn a_run_stopped_for_approval_names_the_call_it_stopped_at() {
     assert_eq!(kinds(&out), vec!["tool_call", "tool_result", "tool_call", "permission_denied", "complete"]);
     assert_eq!(
         out[3],
-        json!({"type": "permission_denied", "id": "b", "name": "merge", "args": {"branch": "main"}, "reason": "approval required: repository.merge"})
+        json!({"type": "permission_denied", "id": "approval-1", "name": "repository.merge", "args": {}, "reason": "approval required: repository.merge"})
     );
     assert_eq!(out[4]["exit_code"], 2);
 

@@ -205,7 +205,8 @@ fn a_run_stopped_for_approval_awaits_the_call_it_stopped_at() {
 fn a_session_line_lists_every_call_also_where_ids_start_again() {
     // loom's ids start again each turn: the recorded run's pick_protocol (turn 1) and first
     // select_action (turn 2) are both `call-1`. Read back from another dialect, the Session line
-    // lists one entry per call, in the order they were made.
+    // lists one entry per call, in the order they were made (with the ids the other dialect
+    // had to make distinct; adal's refusal is a call of its own, the action awaiting approval).
     let input = fixture("loom/approval-required.jsonl");
     let made: Vec<(String, String)> = common::values(std::str::from_utf8(&input).unwrap())
         .iter()
@@ -224,6 +225,64 @@ fn a_session_line_lists_every_call_also_where_ids_start_again() {
             .iter()
             .map(|c| (c["call_id"].as_str().unwrap().to_string(), c["name"].as_str().unwrap().to_string()))
             .collect();
-        assert_eq!(listed, made, "via {via:?}");
+        let mut want = made.clone();
+        want[1].0 = "call-1-2".into();
+        if via == Dialect::Adal {
+            want.push(("approval-1".into(), "repository.merge".into()));
+        }
+        assert_eq!(listed, want, "via {via:?}");
     }
+}
+
+/// loom.md's recorded run gives `call-1` to the classifier's call (turn 1) and again to the
+/// agent's (turn 2): ids are the provider's, per model binding. Targets that match results
+/// to calls by id get distinct ids, the first keeping its own; loom and canonical keep the
+/// source's ids as they were.
+#[test]
+fn a_call_id_given_twice_becomes_two_ids_where_the_target_matches_calls_by_id() {
+    let input = fixture("loom/approval-required.jsonl");
+    let ids = |to: Dialect, kind: &str, key: &str| -> Vec<String> {
+        let field = to.contract().type_field.clone();
+        common::values(&common::translate(&input, Dialect::Loom, to))
+            .iter()
+            .filter(|l| l[field.as_str()] == kind)
+            .map(|l| l[key].as_str().unwrap().to_string())
+            .collect()
+    };
+    let want = ["call-1", "call-1-2", "call-2", "call-3", "call-4", "call-5", "call-6", "call-7", "call-8"];
+    assert_eq!(ids(Dialect::Adal, "tool_call", "id"), want);
+    assert_eq!(ids(Dialect::Wuu, "tool_started", "item_id"), want);
+    let bc: Vec<String> = common::values(&common::translate(&input, Dialect::Loom, Dialect::BaseContext))
+        .iter()
+        .filter(|l| l["type"] == "message_end" && l["message"]["role"] == "assistant")
+        .flat_map(|l| l["message"]["content"].as_array().unwrap().clone())
+        .filter(|b| b["type"] == "toolCall")
+        .map(|b| b["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(bc, want);
+    // loom itself, and canonical, keep what the source said.
+    assert_eq!(ids(Dialect::Canonical, "tool_call", "id")[..2], ["call-1", "call-1"]);
+}
+
+/// A result that names an id given twice answers the latest call that had it, as it did in
+/// the source; a later call may already have the id that would have been made up.
+#[test]
+fn a_result_for_a_repeated_id_answers_the_latest_call_that_had_it() {
+    let lines = concat!(
+        "{\"v\":1,\"type\":\"tool_call\",\"id\":\"x\",\"name\":\"first\",\"arguments\":{}}\n",
+        "{\"v\":1,\"type\":\"tool_result\",\"id\":\"x\",\"status\":\"completed\",\"output\":\"1\"}\n",
+        "{\"v\":1,\"type\":\"tool_call\",\"id\":\"x-2\",\"name\":\"second\",\"arguments\":{}}\n",
+        "{\"v\":1,\"type\":\"tool_call\",\"id\":\"x\",\"name\":\"third\",\"arguments\":{}}\n",
+        "{\"v\":1,\"type\":\"tool_result\",\"id\":\"x\",\"status\":\"failed\",\"output\":\"3\"}\n",
+        "{\"v\":1,\"type\":\"tool_result\",\"id\":\"x-2\",\"status\":\"completed\",\"output\":\"2\"}\n",
+        "{\"v\":1,\"type\":\"terminal\",\"outcome\":\"completed\"}\n",
+    );
+    let out = common::values(&common::translate(lines.as_bytes(), Dialect::Canonical, Dialect::Adal));
+    let pairs: Vec<(String, String, String)> = out
+        .iter()
+        .filter(|l| l["type"] == "tool_result")
+        .map(|l| (l["id"].to_string(), l["name"].to_string(), l["output"].to_string()))
+        .collect();
+    let p = |id: &str, name: &str, out: &str| (format!("{id:?}"), format!("{name:?}"), format!("{out:?}"));
+    assert_eq!(pairs, vec![p("x", "first", "1"), p("x-3", "third", "3"), p("x-2", "second", "2")]);
 }

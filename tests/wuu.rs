@@ -49,8 +49,9 @@ fn a_bash_call_whose_families_report_one_after_the_other_is_still_one_call() {
     input += r#"{"final_message":"x","run_id":"r","status":"completed","thread_id":"t","trace_path":"","turn_id":"u","type":"result"}"#;
     let out = common::values(&common::translate(input.as_bytes(), Dialect::Wuu, Dialect::Adal));
     let calls: Vec<&str> = out.iter().filter(|l| l["type"] == "tool_call").map(|l| l["id"].as_str().unwrap()).collect();
-    // c1 once; c2 once for its two families, and once more when the tool family starts it anew.
-    assert_eq!(calls, ["c1", "c2", "c2"]);
+    // c1 once; c2 once for its two families, and once more when the tool family starts it
+    // anew: a second call, which adal (calls matched by id) gets under an id of its own.
+    assert_eq!(calls, ["c1", "c2", "c2-2"]);
     let outputs: Vec<&str> =
         out.iter().filter(|l| l["type"] == "tool_result").map(|l| l["output"].as_str().unwrap()).collect();
     assert_eq!(outputs, ["a\n", "a\n", "a\n"], "each call's output once");

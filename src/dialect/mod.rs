@@ -300,6 +300,12 @@ pub trait Encode {
         true
     }
 
+    /// Whether the target matches results to calls by their ids (adal, wuu, base-context), so
+    /// that a source's id given to two calls must become two ids (see the normalizer).
+    fn matches_calls_by_id(&self) -> bool {
+        false
+    }
+
     /// Whether the encoder reads the output streamed for a call when its result comes
     /// ([`CallView::output`](crate::normalize::CallView::output)), as the targets that put
     /// the output on the result do. An encoder that says no spares the normalizer a copy of

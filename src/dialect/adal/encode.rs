@@ -120,6 +120,10 @@ fn status_word(s: ToolStatus) -> &'static str {
 }
 
 impl Encode for Encoder {
+    fn matches_calls_by_id(&self) -> bool {
+        true
+    }
+
     fn uses_call_arguments(&self) -> bool {
         false
     }
@@ -234,6 +238,21 @@ impl Encode for Encoder {
                 return Fate::Absorbed;
             }
             Event::Terminal(t) => {
+                if t.outcome == Outcome::PermissionDenied && !self.denied && !self.approval.is_empty() {
+                    // The source listed the actions awaiting approval (loom's Approval): the
+                    // refusal is the first of them, a call of its own (adal.md: 'the run stopped
+                    // at that call'), not one of the model requests made before it.
+                    sink.report.synthesized("permission_denied");
+                    let reason = format!("approval required: {}", self.approval.join(", "));
+                    let fields = vec![
+                        ("id", Field::Owned(Value::String(format!("approval-{}", self.approval.len())))),
+                        ("name", Field::Str(&self.approval[0])),
+                        ("args", Field::Owned(Value::Object(serde_json::Map::new()))),
+                        ("reason", Field::Str(&reason)),
+                    ];
+                    emit(sink, "permission_denied", fields, None);
+                    self.denied = true;
+                }
                 if t.outcome == Outcome::PermissionDenied && !self.denied {
                     // adal reports a refusal as the call it stopped at, where the source did
                     // not name one: the last call, left unanswered or answered as failed.

@@ -1036,6 +1036,10 @@ fn content_of_a_message(event: &Event) -> bool {
 }
 
 impl Encode for Encoder {
+    fn matches_calls_by_id(&self) -> bool {
+        true
+    }
+
     fn uses_call_arguments(&self) -> bool {
         false
     }

@@ -369,6 +369,10 @@ impl Encoder {
 }
 
 impl Encode for Encoder {
+    fn matches_calls_by_id(&self) -> bool {
+        true
+    }
+
     fn uses_call_arguments(&self) -> bool {
         false
     }

@@ -385,3 +385,31 @@ fn streamed_text_from_another_dialect_starts_with_a_stream_start() {
     let kinds: Vec<&str> = lc.iter().map(|l| l["type"].as_str().unwrap()).collect();
     assert_eq!(kinds, vec!["stream_start", "content", "content", "result"]);
 }
+
+/// localcode-notes.md: the run_start generation sends calls as `tool_call` and answers them with
+/// a status word; `status: "error"` is a failed call (issue "wire truth", rule 4). Read as a
+/// plus, not a must: the spec's generation stays the one written.
+#[test]
+fn the_run_start_generation_is_read_its_error_status_a_failed_call() {
+    let input = concat!(
+        "{\"type\": \"run_start\", \"schema_version\": \"1.0\", \"run_id\": \"r1\", \"localcode_version\": \"0.9\"}\n",
+        "{\"type\": \"round_start\", \"round_idx\": 0}\n",
+        "{\"type\": \"tool_call\", \"name\": \"bash\", \"args\": \"ls\", \"index\": \"0\"}\n",
+        "{\"type\": \"tool_result\", \"name\": \"bash\", \"args\": \"ls\", \"index\": \"0\", \"result\": \"boom\", \"status\": \"error\"}\n",
+        "{\"type\": \"tool_call\", \"name\": \"read_file\", \"args\": \"a.py\", \"index\": \"1\"}\n",
+        "{\"type\": \"tool_result\", \"name\": \"read_file\", \"args\": \"a.py\", \"index\": \"1\", \"result\": \"x = 1\", \"status\": \"ok\"}\n",
+        "{\"type\": \"round_end\", \"round_idx\": 0}\n",
+        "{\"type\": \"turn_end\", \"completion_status\": \"completed\", \"loop_exit_reason\": \"completed\"}\n",
+        "{\"type\": \"result\", \"status\": \"ok\", \"exit_code\": 0, \"reason\": \"completed\", \"final_text\": \"done\", \"tokens\": {\"prompt\": 1, \"completion\": 1, \"total\": 2}}\n",
+    );
+    let adal = common::values(&common::translate(input.as_bytes(), Dialect::Localcode, Dialect::Adal));
+    let results: Vec<(&str, &str, &str)> = adal
+        .iter()
+        .filter(|l| l["type"] == "tool_result")
+        .map(|l| (l["name"].as_str().unwrap(), l["status"].as_str().unwrap(), l["output"].as_str().unwrap()))
+        .collect();
+    assert_eq!(results, [("bash", "failed", "boom"), ("read_file", "completed", "x = 1")]);
+    let s = agentgate::summary::summarize(input.as_bytes(), "run", Some(Dialect::Localcode), false);
+    assert_eq!((s.tool_calls().calls, s.tool_calls().failed), (2, 1));
+    assert_eq!(s.run_id.as_deref(), Some("r1"));
+}

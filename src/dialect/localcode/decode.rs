@@ -89,14 +89,37 @@ impl Decode for Decoder {
                 arguments: Arguments::text(text(&mut m, "args")),
                 index: index(&mut m),
             }),
+            // The run_start generation's name for a call that was sent (localcode-notes.md):
+            // read as tool_start is, and its arguments also as a JSON value where given so.
+            "tool_call" => {
+                let arguments = match m.get_value("args").or_else(|| m.get_value("arguments")) {
+                    Some(Value::String(t)) => Arguments::text(t),
+                    Some(v) => Arguments::value(v),
+                    None => Arguments::default(),
+                };
+                m.remove("args");
+                m.remove("arguments");
+                Event::ToolCall(ToolCall {
+                    id: m.take_name("id").or_else(|| m.take_name("call_id")),
+                    name: m.take_name("name").unwrap_or_default(),
+                    arguments,
+                    index: index(&mut m),
+                })
+            }
             "tool_result" => {
+                let id = m.take_name("id").or_else(|| m.take_name("call_id"));
                 let name = m.take_name("name");
                 let args = m.take_str("args");
                 let index = index(&mut m);
-                let output = m.take_kept("result");
-                let failed = match m.take_bool("error") {
-                    Some(failed) => failed,
-                    None => {
+                let output = m.take_kept("result").or_else(|| m.take_kept("output"));
+                // The run_start generation states a status word ("error" for a failed call)
+                // where the spec's generation has the error flag.
+                let status = m.take_str("status");
+                let cancelled = matches!(status.as_deref(), Some("cancelled" | "canceled"));
+                let failed = match (status.as_deref(), m.take_bool("error")) {
+                    (Some(s), _) => !matches!(s, "ok" | "success" | "completed"),
+                    (None, Some(failed)) => failed,
+                    (None, None) => {
                         if let Some(v) = m.get("error") {
                             out.warn(format!(
                                 "tool_result has error {}, neither \"true\" nor \"false\"; read as not failed",
@@ -107,10 +130,14 @@ impl Decode for Decoder {
                     }
                 };
                 Event::ToolResult(ToolResult {
-                    id: None,
+                    id,
                     index,
                     name,
-                    status: if failed { ToolStatus::Failed } else { ToolStatus::Completed },
+                    status: match (cancelled, failed) {
+                        (true, _) => ToolStatus::Cancelled,
+                        (false, true) => ToolStatus::Failed,
+                        (false, false) => ToolStatus::Completed,
+                    },
                     output,
                     error: None,
                     arguments: args.map(Arguments::text).unwrap_or_default(),

@@ -172,6 +172,18 @@ impl Encode for Gather {
             Event::TurnEnd { .. } => self.turn_ends += 1,
             Event::RoundEnd { .. } => self.round_ends += 1,
             Event::ToolCall(c) => self.tool(&c.name, 1, 0),
+            // A call withdrawn before it returned (wuu's tool_removed) was not a call after all.
+            Event::ToolWithdrawn { .. } => {
+                if let Some(name) = ctx.call.name.as_deref() {
+                    let mut s = self.s.borrow_mut();
+                    if let Some(t) = s.tools.get_mut(name) {
+                        t.calls = t.calls.saturating_sub(1);
+                        if t.calls == 0 && t.failed == 0 {
+                            s.tools.remove(name);
+                        }
+                    }
+                }
+            }
             Event::ToolResult(r) => {
                 let name = r.name.clone().or_else(|| ctx.call.name.clone()).unwrap_or_default();
                 self.tool(&name, u64::from(!ctx.matched), u64::from(r.status == ToolStatus::Failed));

@@ -272,3 +272,13 @@ fn a_fixture_laid_out_otherwise_gives_the_same_figures() {
         assert_eq!(figures(relaid.as_bytes(), case.dialect), expected, "{}", case.name);
     }
 }
+
+/// wuu.md: `tool_removed withdraws an item by item_id`: a withdrawn call is no call of the
+/// run's, in the summary's counts as in every target.
+#[test]
+fn a_withdrawn_wuu_call_is_not_counted() {
+    let input = std::fs::read(common::fixtures().join("wuu/tool-removed.jsonl")).unwrap();
+    let s = agentgate::summary::summarize(&input, "run", Some(agentgate::Dialect::Wuu), false);
+    assert_eq!((s.tool_calls().calls, s.tool_calls().failed), (1, 0));
+    assert_eq!(s.tools["grep"].calls, 1);
+}

@@ -352,3 +352,57 @@ fn a_result_that_holds_more_than_its_streamed_output_sends_the_rest() {
         out.iter().filter(|l| l["type"] == "tool_output_delta").map(|l| l["delta"].as_str().unwrap()).collect();
     assert_eq!(deltas, vec!["one\n", "two\n"]);
 }
+
+/// wuu.md: "Track a session by thread_id, a turn by turn_id ... and a subagent by agent_id".
+/// A subagent's own turn (thread `agent-1`) neither opens nor closes the run's turns, adds
+/// nothing to its text or usage, and comes back to wuu as it was.
+#[test]
+fn a_subagents_turns_are_not_the_runs_turns() {
+    let input = concat!(
+        r#"{"cwd":"/repo","model":"m","provider":"p","thread_id":"root","type":"thread_started"}"#,
+        "\n",
+        r#"{"thread_id":"root","turn_id":"turn-1","type":"turn_started"}"#,
+        "\n",
+        r#"{"agent_id":"agent-1","agent_type":"explorer","status":"running","thread_id":"agent-1","type":"subagent_started"}"#,
+        "\n",
+        r#"{"thread_id":"agent-1","turn_id":"turn-1","type":"turn_started"}"#,
+        "\n",
+        r#"{"delta":"sub text","thread_id":"agent-1","turn_id":"turn-1","type":"agent_message_delta"}"#,
+        "\n",
+        r#"{"cache_creation_tokens":0,"cache_read_tokens":0,"input_tokens":50,"output_tokens":5,"thread_id":"agent-1","turn_id":"turn-1","type":"usage_updated"}"#,
+        "\n",
+        r#"{"error":"sub failed","thread_id":"agent-1","turn_id":"turn-1","type":"turn_failed"}"#,
+        "\n",
+        r#"{"delta":"done","thread_id":"root","turn_id":"turn-1","type":"agent_message_delta"}"#,
+        "\n",
+        r#"{"cache_creation_tokens":0,"cache_read_tokens":0,"input_tokens":100,"output_tokens":10,"thread_id":"root","turn_id":"turn-1","type":"usage_updated"}"#,
+        "\n",
+        r#"{"awaiting_auto_continuation":false,"input_tokens":100,"output_tokens":10,"thread_id":"root","trace_path":"","turn_id":"turn-1","type":"turn_completed"}"#,
+        "\n",
+        r#"{"final_message":"done","run_id":"r","status":"completed","thread_id":"root","trace_path":"","turn_id":"turn-1","type":"result"}"#,
+        "\n",
+    );
+    let lc = common::values(&common::translate(input.as_bytes(), Dialect::Wuu, Dialect::Localcode));
+    let kinds: Vec<&str> = lc.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["stream_start", "content", "turn_tokens", "done", "result"]);
+    let result = lc.last().unwrap();
+    assert_eq!((result["status"].as_str(), result["final_text"].as_str()), (Some("ok"), Some("done")));
+    assert_eq!(result["tokens"], serde_json::json!({"prompt": 100, "completion": 10, "total": 110}));
+    let s = agentgate::summary::summarize(input.as_bytes(), "run", Some(Dialect::Wuu), false);
+    assert_eq!(s.turns, 1);
+    assert_eq!(common::translate(input.as_bytes(), Dialect::Wuu, Dialect::Wuu), input);
+}
+
+/// wuu.md: "Identifiers can be empty when setup failed before a session or run existed." Such a
+/// result is that run, failed, and wuu gets it back with nothing made up before it.
+#[test]
+fn a_result_before_any_session_is_that_run() {
+    let input = "{\"error\":\"no model configured\",\"final_message\":\"\",\"run_id\":\"\",\"status\":\"failed\",\"thread_id\":\"\",\"trace_path\":\"\",\"turn_id\":\"\",\"type\":\"result\"}\n";
+    assert_eq!(common::translate(input.as_bytes(), Dialect::Wuu, Dialect::Wuu), input);
+    let via = common::translate(input.as_bytes(), Dialect::Wuu, Dialect::Canonical);
+    assert_eq!(common::translate(via.as_bytes(), Dialect::Canonical, Dialect::Wuu), input);
+    let t = common::values(&via).pop().unwrap();
+    assert_eq!((t["outcome"].as_str(), t["error"].as_str()), (Some("failed"), Some("no model configured")));
+    let lc = common::values(&common::translate(input.as_bytes(), Dialect::Wuu, Dialect::Localcode));
+    assert_eq!(lc.last().unwrap()["exit_code"], 1);
+}

@@ -38,13 +38,48 @@ pub struct Decoder {
     contract: &'static Contract,
     thread_id: Option<String>,
     turn_id: Option<String>,
+    /// The run's own thread where no thread was acquired: the one its first turn started on.
+    root_thread: Option<String>,
     /// Items started and not yet ended (bounded as the normalizer bounds open calls).
     items: IndexMap<String, Item>,
 }
 
 impl Decoder {
     pub fn new() -> Self {
-        Decoder { contract: Dialect::Wuu.contract(), thread_id: None, turn_id: None, items: IndexMap::new() }
+        Decoder {
+            contract: Dialect::Wuu.contract(),
+            thread_id: None,
+            turn_id: None,
+            root_thread: None,
+            items: IndexMap::new(),
+        }
+    }
+
+    /// Whether a turn, message or usage line belongs to a thread other than the run's own (the
+    /// first one acquired, else the one the first turn started on).
+    fn other_thread(&mut self, kind: &str, m: &Object<'_>) -> bool {
+        const TURN_KINDS: [&str; 7] = [
+            "turn_started",
+            "turn_completed",
+            "turn_failed",
+            "turn_interrupted",
+            "usage_updated",
+            "agent_message_delta",
+            "agent_message_final",
+        ];
+        if !TURN_KINDS.contains(&kind) {
+            return false;
+        }
+        let Some(thread) = m.get_str("thread_id").filter(|t| !t.is_empty()) else { return false };
+        match self.thread_id.as_deref().filter(|t| !t.is_empty()).or(self.root_thread.as_deref()) {
+            Some(root) => thread != root,
+            None => {
+                if kind == "turn_started" {
+                    self.root_thread = Some(thread.into_owned());
+                }
+                false
+            }
+        }
     }
 
     /// Drops `thread_id` and `turn_id` when they name the current thread and turn (the encoder
@@ -253,6 +288,13 @@ impl Decode for Decoder {
                     return Ok(());
                 }
             }
+        }
+        if self.other_thread(&kind, &m) {
+            // A subagent's turn (its own thread: wuu.md tracks a session by thread_id) neither
+            // opens nor closes the run's turns, nor adds its text or usage to theirs: kept
+            // whole, for wuu to write back.
+            out.push(Record::new(Dialect::Wuu, Event::Extension { line: whole_line(kind, m) }));
+            return Ok(());
         }
         // Checked before the ids are taken, and only where the line was read as it stands.
         let verbatim = out.verbatim_wanted && out.warnings.is_empty() && written_as_read(&m, &kind, out.line_len);

@@ -39,6 +39,9 @@ pub struct Encoder {
     bash: IndexMap<String, ()>,
     /// The ids as a line ends with them (see [`Encoder::copied`]).
     tail: IdsTail,
+    /// The run is read from wuu (its first record came from a wuu line, also through the
+    /// canonical stream): session lines it lacks are not made up.
+    from_wuu: Option<bool>,
 }
 
 /// The thread's and the turn's ids as the end of a line writes them, `,"thread_id":…,"turn_id":…`
@@ -67,6 +70,7 @@ impl Encoder {
             streamed: IndexMap::new(),
             bash: IndexMap::new(),
             tail: IdsTail::default(),
+            from_wuu: None,
         }
     }
 
@@ -210,6 +214,11 @@ impl Encoder {
             return;
         }
         self.configured = true;
+        if self.from_wuu == Some(true) {
+            // A wuu stream that has none had none (setup can fail before any session existed,
+            // wuu.md): nothing is made up for it.
+            return;
+        }
         sink.report.synthesized("session_configured");
         let fields = vec![
             ("model", s(session.and_then(|x| x.model.clone()).or_else(|| ctx.model.clone()).unwrap_or_default())),
@@ -224,6 +233,11 @@ impl Encoder {
     fn ensure_session(&mut self, session: Option<&Session>, ctx: &Context, sink: &mut Sink<'_>) {
         self.ensure_configured(session, ctx, sink);
         if self.thread_id.is_some() {
+            return;
+        }
+        if self.from_wuu == Some(true) {
+            // Likewise no thread: its ids are the empty ones the source wrote.
+            self.thread_id = Some(String::new());
             return;
         }
         let id = session
@@ -383,6 +397,7 @@ impl Encode for Encoder {
 
     fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
         let own = rec.origin == Dialect::Wuu;
+        self.from_wuu.get_or_insert(own);
         let extra = own.then_some(&rec.extra);
         match &rec.event {
             Event::Session(x) if own && x.id.is_none() && !self.configured => {

@@ -627,3 +627,33 @@ fn a_run_whose_last_message_stopped_at_its_length_is_completed() {
         .replace("\"stopReason\":\"stop\"", "\"stopReason\":\"length\"");
     assert_eq!(canonical(stream.as_bytes()).last().unwrap()["outcome"], "completed");
 }
+
+/// Tokens are conserved: base-context's `input` excludes cache (notes 1.3), so a message whose
+/// usage raised a cache figure more than input cannot state it; what it lacks is taken from the
+/// next message's input, and the run reads back with the source's totals.
+#[test]
+fn a_usage_that_raised_only_a_cache_figure_keeps_the_run_totals() {
+    let lines = concat!(
+        "{\"v\":1,\"type\":\"text_delta\",\"text\":\"a\"}\n",
+        "{\"v\":1,\"type\":\"usage\",\"scope\":\"round\",\"basis\":\"delta\",\"final\":true,\"input\":100,\"output\":1}\n",
+        "{\"v\":1,\"type\":\"text_start\"}\n",
+        "{\"v\":1,\"type\":\"text_delta\",\"text\":\"b\"}\n",
+        "{\"v\":1,\"type\":\"usage\",\"scope\":\"round\",\"basis\":\"delta\",\"final\":true,\"input\":0,\"output\":1,\"cache_read\":80}\n",
+        "{\"v\":1,\"type\":\"text_start\"}\n",
+        "{\"v\":1,\"type\":\"text_delta\",\"text\":\"c\"}\n",
+        "{\"v\":1,\"type\":\"usage\",\"scope\":\"round\",\"basis\":\"delta\",\"final\":true,\"input\":200,\"output\":1}\n",
+        "{\"v\":1,\"type\":\"terminal\",\"outcome\":\"completed\"}\n",
+    );
+    let out = encode(lines.as_bytes(), Dialect::Canonical, false);
+    let usages: Vec<(u64, u64)> = out
+        .iter()
+        .filter(|l| l["type"] == "message_end")
+        .map(|l| {
+            (l["message"]["usage"]["input"].as_u64().unwrap(), l["message"]["usage"]["cacheRead"].as_u64().unwrap())
+        })
+        .collect();
+    assert_eq!(usages, [(100, 0), (0, 80), (120, 0)]);
+    let text: String = out.iter().map(|v| format!("{v}\n")).collect();
+    let t = canonical(text.as_bytes()).pop().unwrap();
+    assert_eq!((t["usage"]["input"].as_u64(), t["usage"]["cache_read"].as_u64()), (Some(300), Some(80)));
+}

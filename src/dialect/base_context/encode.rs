@@ -345,6 +345,8 @@ pub struct Encoder {
     compaction_reason: Option<String>,
     /// A retry was announced after the last loop ended: the run goes on in a loop of its own.
     retry_pending: bool,
+    /// Input tokens a message could not state (see `end_message`), still to take from later ones.
+    input_owed: u64,
 }
 
 /// Most bytes a list emptied after use keeps for the next round or loop: reused, the lists
@@ -396,6 +398,7 @@ impl Encoder {
             pending_loop: false,
             compaction_reason: None,
             retry_pending: false,
+            input_owed: 0,
         }
     }
 }
@@ -773,6 +776,20 @@ impl Encoder {
             return;
         }
         m.state = State::Written;
+        // base-context's input excludes the cache figures canonical input includes. A usage
+        // report that raised a cache figure more than input (a cumulative source's later
+        // snapshot) would give this message a negative input: it gets 0, and what it lacked is
+        // taken from the next messages' input, so the run's totals still add up.
+        let cache = m.usage.cache_read.unwrap_or(0).saturating_add(m.usage.cache_write.unwrap_or(0));
+        if m.usage.input.is_some() || cache > 0 {
+            let input = m.usage.input.unwrap_or(0);
+            let mut own = input.saturating_sub(cache);
+            self.input_owed = self.input_owed.saturating_add(cache.saturating_sub(input));
+            let paid = own.min(self.input_owed);
+            own -= paid;
+            self.input_owed -= paid;
+            m.usage.input = Some(cache.saturating_add(own));
+        }
         let has_tools = m.content.iter().any(|b| b.kind() == "toolCall");
         let failed = self.msg_error.take();
         let (reason, error) = match (stop, &failed) {
@@ -1383,6 +1400,10 @@ impl Encode for Encoder {
                 return Fate::PassedThrough;
             }
             Event::Terminal(t) => {
+                if self.input_owed > 0 {
+                    // Said, not hidden: the run's input as written is this much over the source's.
+                    sink.report.truncated("message.usage.input (a cache figure rose more than input)");
+                }
                 if let Some(Some((stop, error))) = self.pending_end.take() {
                     // The source said how its last message stopped: that stands.
                     self.end_message(ctx, sink, Some((&stop, error.as_deref())));

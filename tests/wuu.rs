@@ -406,3 +406,34 @@ fn a_result_before_any_session_is_that_run() {
     let lc = common::values(&common::translate(input.as_bytes(), Dialect::Wuu, Dialect::Localcode));
     assert_eq!(lc.last().unwrap()["exit_code"], 1);
 }
+
+/// wuu.md lists session_configured's members (protocol_version, provider, model, max_parallel,
+/// workspace_root, permissions; the notes add effort and variant) and thread_started's
+/// (thread_id, provider, model, cwd): a run from another dialect gets every one, with the
+/// JSON type a reader expects.
+#[test]
+fn the_session_lines_made_for_another_dialect_have_every_member_the_spec_lists() {
+    let input = std::fs::read(common::fixtures().join("localcode/success.jsonl")).unwrap();
+    let out = common::values(&common::translate(&input, Dialect::Localcode, Dialect::Wuu));
+    let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert_eq!(out[0]["type"], "session_configured");
+    assert_eq!(
+        keys(&out[0]),
+        [
+            "effort",
+            "max_parallel",
+            "model",
+            "permissions",
+            "protocol_version",
+            "provider",
+            "type",
+            "variant",
+            "workspace_root"
+        ]
+    );
+    assert!(
+        out[0]["protocol_version"].is_i64() && out[0]["max_parallel"].is_i64() && out[0]["permissions"].is_object()
+    );
+    assert_eq!(out[1]["type"], "thread_started");
+    assert_eq!(keys(&out[1]), ["cwd", "model", "provider", "thread_id", "type"]);
+}

@@ -220,9 +220,17 @@ impl Encoder {
             return;
         }
         sink.report.synthesized("session_configured");
+        // Every member the spec lists for it (wuu.md: protocol_version, provider, model,
+        // max_parallel, workspace_root, permissions), and the notes' effort and variant:
+        // what the source says, else stated placeholders (mappings/wuu.json).
         let fields = vec![
+            ("effort", s("")),
+            ("max_parallel", v(1)),
             ("model", s(session.and_then(|x| x.model.clone()).or_else(|| ctx.model.clone()).unwrap_or_default())),
+            ("permissions", v(Value::Object(serde_json::Map::new()))),
+            ("protocol_version", v(0)),
             ("provider", s(session.and_then(|x| x.provider.clone()).unwrap_or_default())),
+            ("variant", s("")),
             ("workspace_root", s(session.and_then(|x| x.cwd.clone()).unwrap_or_default())),
         ];
         self.emit(sink, "session_configured", fields, None);

@@ -34,8 +34,8 @@ pub struct Cli {
 pub enum Command {
     /// Print the dialect of a stream (exit 1, with the reason, when it cannot be told)
     Detect {
-        /// The stream; standard input when absent or -
-        file: Option<PathBuf>,
+        /// The streams; standard input when none, or -. With several, each line is FILE: dialect
+        files: Vec<PathBuf>,
     },
     /// List the dialects with a one-line description each
     Dialects {
@@ -88,14 +88,25 @@ pub enum Command {
         #[arg(value_name = "PATH")]
         paths: Vec<PathBuf>,
     },
-    /// Check a stream against its dialect's contract in mappings/: one line per problem,
+    /// Check streams against their dialect's contract in mappings/: one line per problem,
     /// FILE:LINE: what is wrong; exit 0 when valid, 1 when not
     Validate {
-        /// The stream's dialect; auto detects it
+        /// The streams' dialect; auto detects it per file
         #[arg(long, value_name = "DIALECT", default_value = "auto", value_parser = from_values())]
         dialect: String,
-        /// The stream; standard input when absent or -
-        file: Option<PathBuf>,
+        /// Report warnings too: departures from what the agent writes that no reader relies on
+        #[arg(long)]
+        warnings: bool,
+        /// Warnings count as problems (reported, and exit 1)
+        #[arg(long)]
+        strict: bool,
+        /// text: FILE:LINE: message; json: one object per finding (file, line, severity, rule, message)
+        #[arg(long, value_enum, default_value = "text")]
+        format: FindingFormat,
+        /// Files, - for standard input, or directories searched for *.jsonl and *.ndjson;
+        /// standard input when none
+        #[arg(value_name = "PATH")]
+        paths: Vec<PathBuf>,
     },
 }
 
@@ -136,6 +147,13 @@ pub enum Format {
     Jsonl,
     Table,
     Csv,
+}
+
+/// How `validate` writes what it found.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FindingFormat {
+    Text,
+    Json,
 }
 
 fn to_values() -> PossibleValuesParser {

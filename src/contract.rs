@@ -54,6 +54,12 @@ pub struct Field {
     pub fields: Option<Table<Field>>,
     #[serde(default)]
     pub doc: Option<String>,
+    /// The values the spec lists for the field (`validate` only: decoders read any value).
+    #[serde(default)]
+    pub values: Option<Vec<Value>>,
+    /// Values an older generation of the format wrote instead (a warning that names it).
+    #[serde(default)]
+    pub older_values: Option<Vec<Value>>,
     /// Where among a line's members this field was found last: looked at first next time.
     #[serde(skip)]
     pub seen_at: Seen,
@@ -143,6 +149,94 @@ pub enum Rule {
     /// Every `start` line is matched by an `end` line, and no `retry` line follows the last
     /// `end`: otherwise the run never settled and is incomplete.
     Settles { start: String, end: String, retry: String },
+    /// A `kind` line has at least one of `fields`.
+    OneOf { kind: String, fields: Vec<String> },
+    /// A `kind` line to which the rule applies (`when`: that path is present; `unless`: that
+    /// path is absent; `where_path`: that path holds `where_value`) has every `present` path
+    /// and none of the `absent` ones. Paths are members joined by dots.
+    Shape {
+        kind: String,
+        #[serde(default)]
+        when: Option<String>,
+        #[serde(default)]
+        unless: Option<String>,
+        #[serde(default)]
+        where_path: Option<String>,
+        #[serde(default)]
+        where_value: Option<Value>,
+        #[serde(default)]
+        present: Vec<String>,
+        #[serde(default)]
+        absent: Vec<String>,
+    },
+    /// In lines of `kinds` (where `where_path` holds `where_value`), the value at `path`, when
+    /// present, is one of `values`.
+    Values {
+        kinds: Vec<String>,
+        path: String,
+        values: Vec<Value>,
+        #[serde(default)]
+        where_path: Option<String>,
+        #[serde(default)]
+        where_value: Option<Value>,
+    },
+}
+
+/// A rule of the contract, with the severity of its breaks and the spec sentence it enforces.
+#[derive(Debug, Clone, Deserialize)]
+pub struct RuleEntry {
+    #[serde(flatten)]
+    pub rule: Rule,
+    /// `warning` where the rule states a habit of the agent's writer that no reader relies on.
+    #[serde(default)]
+    pub severity: Severity,
+    /// The spec's sentence the rule enforces, quoted with its file.
+    #[serde(default)]
+    pub spec: Option<String>,
+}
+
+impl std::ops::Deref for RuleEntry {
+    type Target = Rule;
+    fn deref(&self) -> &Rule {
+        &self.rule
+    }
+}
+
+/// How much a finding of `validate` matters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// A departure from what the agent itself writes that no reader relies on (member order
+    /// where the spec states none, an unknown kind its readers skip, an older generation).
+    Warning,
+    /// A break of the spec's contract: something a reader may rely on is not so.
+    #[default]
+    Problem,
+}
+
+impl Severity {
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Warning => "warning",
+            Severity::Problem => "problem",
+        }
+    }
+}
+
+/// One thing `validate` found: where (line 0: the stream as a whole), how much it matters,
+/// which rule says so, and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub line: u64,
+    pub severity: Severity,
+    pub rule: String,
+    pub message: String,
+}
+
+impl Finding {
+    fn new(line: u64, severity: Severity, rule: &str, message: String) -> Finding {
+        Finding { line, severity, rule: rule.to_string(), message }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -160,11 +254,24 @@ pub struct Contract {
     /// Whether lines of unknown kinds are tolerated by the dialect's readers.
     #[serde(default)]
     pub unknown_kinds_tolerated: bool,
+    /// Tolerated, but not what the agent writes: `validate` warns of each.
+    #[serde(default)]
+    pub unknown_kinds_warned: bool,
+    /// The key order is the spec's contract (loom's alphabetical members), not a habit of the
+    /// agent's writer: a line out of order is a problem, not a warning.
+    #[serde(default)]
+    pub key_order_is_contract: bool,
+    /// Where the spec states it, why the key order is what it is.
+    #[serde(default)]
+    pub key_order_spec: Option<String>,
+    /// The spec's sentence on unknown record kinds.
+    #[serde(default)]
+    pub unknown_kinds_spec: Option<String>,
     #[serde(default)]
     pub terminal: Option<TerminalSpec>,
     pub kinds: Table<Kind>,
     #[serde(default)]
-    pub rules: Vec<Rule>,
+    pub rules: Vec<RuleEntry>,
     /// How each canonical outcome is written.
     #[serde(default)]
     pub outcomes: IndexMap<String, Map<String, Value>>,
@@ -324,41 +431,122 @@ impl Contract {
         FieldsOf { common: &self.common, kind: self.kind(kind).map(|k| &k.fields) }
     }
 
-    /// Problems with one line, each a sentence. Unknown kinds are a problem only where the
-    /// dialect's readers do not tolerate them.
+    /// The values the spec lists for `path` of `kind` lines (a field's `values`, or a `values`
+    /// rule that holds for every line of the kind), where it lists them.
+    pub fn listed_values(&self, kind: &str, path: &str) -> Option<&[Value]> {
+        let field = self.kind(kind).and_then(|k| k.fields.get(path)).or_else(|| self.common.get(path));
+        if let Some(values) = field.and_then(|f| f.values.as_deref()) {
+            return Some(values);
+        }
+        self.rules.iter().find_map(|r| match &r.rule {
+            Rule::Values { kinds, path: p, values, where_path: None, .. }
+                if p == path && kinds.iter().any(|k| k == kind) =>
+            {
+                Some(values.as_slice())
+            }
+            _ => None,
+        })
+    }
+
+    /// Problems with one line, each a sentence (its warnings left out; see
+    /// [`Contract::line_findings`]).
     pub fn check_line(&self, line: &Value) -> Vec<String> {
-        let mut problems = Vec::new();
+        self.line_findings(line).into_iter().filter(|f| f.0 == Severity::Problem).map(|f| f.2).collect()
+    }
+
+    /// What one line breaks, with severity and rule: its kind, required members, JSON types,
+    /// listed values, limits and member order. Unknown kinds are a problem only where the
+    /// dialect's readers do not tolerate them; member order only where the spec states it.
+    pub fn line_findings(&self, line: &Value) -> Vec<(Severity, &'static str, String)> {
+        let mut out = Vec::new();
         let Some(obj) = line.as_object() else {
-            return vec!["not a JSON object".into()];
+            return vec![(Severity::Problem, "object", "not a JSON object".into())];
         };
         let Some(kind) = obj.get(&self.type_field).and_then(Value::as_str) else {
-            return vec![format!("no string member \"{}\"", self.type_field)];
+            return vec![(Severity::Problem, "kind", format!("no string member \"{}\"", self.type_field))];
         };
+        let order = if self.key_order_is_contract { Severity::Problem } else { Severity::Warning };
         if self.key_order == KeyOrder::Alphabetical {
-            check_sorted(line, "", &mut problems);
+            let mut unsorted = Vec::new();
+            check_sorted(line, "", &mut unsorted);
+            out.extend(unsorted.into_iter().map(|m| (order, "order", m)));
         }
         let Some(spec) = self.kind(kind) else {
             if !self.unknown_kinds_tolerated {
-                problems.push(format!("unknown record kind \"{kind}\""));
+                out.push((Severity::Problem, "kind", format!("unknown record kind \"{kind}\"")));
+            } else if self.unknown_kinds_warned {
+                out.push((
+                    Severity::Warning,
+                    "kind",
+                    format!("record kind \"{kind}\" is not one the spec lists (its readers skip it)"),
+                ));
             }
-            return problems;
+            return out;
         };
-        check_fields(&self.common, obj, kind, &mut problems);
-        check_fields(&spec.fields, obj, kind, &mut problems);
+        field_findings(&self.common, obj, kind, &mut out);
+        field_findings(&spec.fields, obj, kind, &mut out);
         if self.key_order == KeyOrder::Listed {
             let keys: Vec<&str> = obj.keys().map(String::as_str).collect();
             if keys.first() != Some(&self.type_field.as_str()) {
-                problems.push(format!("{kind}: \"{}\" is not the first member", self.type_field));
+                out.push((order, "order", format!("{kind}: \"{}\" is not the first member", self.type_field)));
             }
             let listed: Vec<&str> = keys.iter().copied().filter(|k| spec.fields.contains_key(*k)).collect();
             let mut expected = listed.clone();
             expected.sort_by_key(|k| spec.fields.get_index_of(*k));
             if listed != expected {
-                problems.push(format!("{kind}: members out of order: {listed:?}, expected {expected:?}"));
+                out.push((order, "order", format!("{kind}: members out of order: {listed:?}, expected {expected:?}")));
             }
         }
-        problems
+        out
     }
+}
+
+/// [`check_fields`] for `validate`: also the values the spec lists, with a severity and rule.
+fn field_findings(
+    fields: &Table<Field>,
+    obj: &Map<String, Value>,
+    kind: &str,
+    out: &mut Vec<(Severity, &'static str, String)>,
+) {
+    for (name, field) in fields {
+        let Some(v) = obj.get(name) else {
+            if field.required {
+                out.push((Severity::Problem, "required", format!("{kind}: missing required field \"{name}\"")));
+            }
+            continue;
+        };
+        if v.is_null() && field.nullable {
+            continue;
+        }
+        if let Err(why) = check_value(field, v) {
+            out.push((Severity::Problem, "type", format!("{kind}.{name}: {why}")));
+            continue;
+        }
+        if let Some(values) = &field.values {
+            if !values.contains(v) {
+                match &field.older_values {
+                    Some(older) if older.contains(v) => out.push((
+                        Severity::Warning,
+                        "generation",
+                        format!("{kind}.{name} {v} is an older generation's word (the spec lists {})", list(values)),
+                    )),
+                    _ => out.push((
+                        Severity::Problem,
+                        "values",
+                        format!("{kind}.{name} {v} is not one of the values the spec lists ({})", list(values)),
+                    )),
+                }
+            }
+        }
+        if let (Some(sub), Some(o)) = (&field.fields, v.as_object()) {
+            field_findings(sub, o, &format!("{kind}.{name}"), out);
+        }
+    }
+}
+
+/// Values as a list for a message: `"a", "b"` or `1, 2`.
+fn list(values: &[Value]) -> String {
+    values.iter().map(Value::to_string).collect::<Vec<_>>().join(", ")
 }
 
 fn check_fields(fields: &Table<Field>, obj: &Map<String, Value>, kind: &str, problems: &mut Vec<String>) {
@@ -520,7 +708,7 @@ pub struct StreamCheck<'c> {
     starts: u64,
     ends: u64,
     retry_after_end: bool,
-    problems: Vec<(u64, String)>,
+    findings: Vec<Finding>,
 }
 
 impl<'c> StreamCheck<'c> {
@@ -537,7 +725,7 @@ impl<'c> StreamCheck<'c> {
             starts: 0,
             ends: 0,
             retry_after_end: false,
-            problems: Vec::new(),
+            findings: Vec::new(),
         }
     }
 
@@ -549,18 +737,33 @@ impl<'c> StreamCheck<'c> {
     /// Records a problem the framing found with line `n` (not UTF-8, too long).
     pub fn problem(&mut self, n: u64, message: String) {
         self.line = n;
-        self.problems.push((n, message));
+        self.findings.push(Finding::new(n, Severity::Problem, "framing", message));
     }
 
-    /// Checks line number `n` (blank lines skipped by the caller keep their numbers).
+    /// Line `n` is blank: JSON Lines has none (every line is one JSON value).
+    pub fn blank(&mut self, n: u64) {
+        self.line = n;
+        self.findings.push(Finding::new(
+            n,
+            Severity::Problem,
+            "blank",
+            "blank line (in JSON Lines every line is one JSON value)".into(),
+        ));
+    }
+
+    fn push(&mut self, n: u64, entry: &RuleEntry, name: &str, message: String) {
+        self.findings.push(Finding::new(n, entry.severity, name, message));
+    }
+
+    /// Checks line number `n` (blank lines are given to [`StreamCheck::blank`]).
     pub fn numbered_line(&mut self, n: u64, text: &str) {
         self.line = n;
         let value: Value = match serde_json::from_str(text) {
             Ok(v) => v,
-            Err(e) => return self.problems.push((n, format!("not JSON: {e}"))),
+            Err(e) => return self.findings.push(Finding::new(n, Severity::Problem, "json", format!("not JSON: {e}"))),
         };
-        for p in self.contract.check_line(&value) {
-            self.problems.push((n, p));
+        for (severity, rule, message) in self.contract.line_findings(&value) {
+            self.findings.push(Finding::new(n, severity, rule, message));
         }
         let Some(kind) = value.get(&self.contract.type_field).and_then(Value::as_str).map(str::to_string) else {
             return;
@@ -569,11 +772,17 @@ impl<'c> StreamCheck<'c> {
             self.first_kind = Some(kind.clone());
         }
         if let Some(t) = self.terminal_line {
-            self.problems.push((n, format!("\"{kind}\" after the terminal record (line {t})")));
+            self.findings.push(Finding::new(
+                n,
+                Severity::Problem,
+                "terminal",
+                format!("\"{kind}\" after the terminal record (line {t})"),
+            ));
         }
         let is_terminal = self.contract.terminal.as_ref().is_some_and(|t| t.kind == kind);
-        for (i, rule) in self.contract.rules.iter().enumerate() {
-            match rule {
+        let contract = self.contract;
+        for (i, entry) in contract.rules.iter().enumerate() {
+            match &entry.rule {
                 Rule::IdsSeenEarlier { kind: k, field, earlier_kind, earlier_field } => {
                     if *earlier_kind == kind {
                         if let Some(id) = value.get(earlier_field).and_then(Value::as_str) {
@@ -583,22 +792,25 @@ impl<'c> StreamCheck<'c> {
                     if *k == kind {
                         let id = value.get(field).and_then(Value::as_str).unwrap_or("");
                         if !self.seen_ids.contains(&format!("{earlier_kind}\u{0}{id}")) {
-                            self.problems.push((n, format!("{kind}.{field} \"{id}\" names no earlier {earlier_kind}")));
+                            let m = format!("{kind}.{field} \"{id}\" names no earlier {earlier_kind}");
+                            self.push(n, entry, "ids_seen_earlier", m);
                         }
                     }
                 }
                 Rule::NoneAfter { after, kinds } if self.seen_kinds.contains(after) && kinds.contains(&kind) => {
-                    self.problems.push((n, format!("\"{kind}\" after \"{after}\"")));
+                    self.push(n, entry, "none_after", format!("\"{kind}\" after \"{after}\""));
                 }
                 Rule::TerminalAfter { after, field, value: want }
                     if is_terminal && self.seen_kinds.contains(after) && value.get(field) != Some(want) =>
                 {
-                    self.problems.push((n, format!("after \"{after}\" the terminal's {field} must be {want}")));
+                    let m = format!("after \"{after}\" the terminal's {field} must be {want}");
+                    self.push(n, entry, "terminal_after", m);
                 }
                 Rule::TerminalNeeds { field, value: want, kind: needed }
                     if is_terminal && value.get(field) == Some(want) && !self.seen_kinds.contains(needed) =>
                 {
-                    self.problems.push((n, format!("a terminal with {field} {want} needs an earlier \"{needed}\"")));
+                    let m = format!("a terminal with {field} {want} needs an earlier \"{needed}\"");
+                    self.push(n, entry, "terminal_needs", m);
                 }
                 Rule::TerminalSums { field, of_kind, of_field } => {
                     if *of_kind == kind {
@@ -611,13 +823,11 @@ impl<'c> StreamCheck<'c> {
                     if is_terminal {
                         let got = path(&value, field).and_then(Value::as_u64);
                         if got != Some(self.sums[i]) {
-                            self.problems.push((
-                                n,
-                                format!(
-                                    "{field} is {got:?}, but the {of_kind}.{of_field} written add up to {}",
-                                    self.sums[i]
-                                ),
-                            ));
+                            let m = format!(
+                                "{field} is {got:?}, but the {of_kind}.{of_field} written add up to {}",
+                                self.sums[i]
+                            );
+                            self.push(n, entry, "terminal_sums", m);
                         }
                     }
                 }
@@ -629,10 +839,9 @@ impl<'c> StreamCheck<'c> {
                     };
                     if let (Some(allowed), Some(code)) = (allowed, code) {
                         if !allowed.contains(&code) {
-                            self.problems.push((
-                                n,
-                                format!("{code_field} {code} does not go with {said} (expected one of {allowed:?})"),
-                            ));
+                            let m =
+                                format!("{code_field} {code} does not go with {said} (expected one of {allowed:?})");
+                            self.push(n, entry, "terminal_codes", m);
                         }
                     }
                 }
@@ -641,8 +850,8 @@ impl<'c> StreamCheck<'c> {
                         && value.get(field) == Some(want)
                         && self.previous_kind.as_deref() != Some(before.as_str()) =>
                 {
-                    self.problems
-                        .push((n, format!("a terminal with {field} {want} must come just after an \"{before}\" line")));
+                    let m = format!("a terminal with {field} {want} must come just after an \"{before}\" line");
+                    self.push(n, entry, "just_before", m);
                 }
                 Rule::Settles { start, end, retry } => {
                     if kind == *start {
@@ -655,6 +864,38 @@ impl<'c> StreamCheck<'c> {
                         self.retry_after_end = true;
                     }
                 }
+                Rule::OneOf { kind: k, fields } if *k == kind && !fields.iter().any(|f| value.get(f).is_some()) => {
+                    let names: Vec<String> = fields.iter().map(|f| format!("\"{f}\"")).collect();
+                    self.push(n, entry, "one_of", format!("{kind} has none of {}", names.join(", ")));
+                }
+                Rule::Shape { kind: k, when, unless, where_path, where_value, present, absent } if *k == kind => {
+                    let applies = when.as_ref().is_none_or(|w| path(&value, w).is_some())
+                        && unless.as_ref().is_none_or(|u| path(&value, u).is_none())
+                        && where_path.as_ref().is_none_or(|w| path(&value, w) == where_value.as_ref());
+                    if applies {
+                        let form = match (when, unless) {
+                            (Some(w), _) => format!(" (with {w})"),
+                            (None, Some(u)) => format!(" (without {u})"),
+                            (None, None) => String::new(),
+                        };
+                        for p in present.iter().filter(|p| path(&value, p).is_none()) {
+                            self.push(n, entry, "shape", format!("{kind}{form} lacks {p}"));
+                        }
+                        for p in absent.iter().filter(|p| path(&value, p).is_some()) {
+                            self.push(n, entry, "shape", format!("{kind}{form} must not have {p}"));
+                        }
+                    }
+                }
+                Rule::Values { kinds, path: at, values, where_path, where_value } if kinds.contains(&kind) => {
+                    let applies = where_path.as_ref().is_none_or(|w| path(&value, w) == where_value.as_ref());
+                    if let Some(v) = path(&value, at).filter(|_| applies) {
+                        if !values.contains(v) {
+                            let m =
+                                format!("{kind}.{at} {v} is not one of the values the spec lists ({})", list(values));
+                            self.push(n, entry, "values", m);
+                        }
+                    }
+                }
                 _ => {}
             }
         }
@@ -665,17 +906,26 @@ impl<'c> StreamCheck<'c> {
         }
     }
 
-    /// The problems found, each with its 1-based line number (0 for the stream as a whole).
-    pub fn finish(mut self) -> Vec<(u64, String)> {
+    /// What was found, each with its 1-based line number (0 for the stream as a whole), in
+    /// the order of the lines.
+    pub fn finish(mut self) -> Vec<Finding> {
         if let Some(t) = &self.contract.terminal {
             if self.terminal_line.is_none() {
-                self.problems.push((0, format!("no terminal \"{}\" record", t.kind)));
+                let m = format!("no terminal \"{}\" record", t.kind);
+                self.findings.push(Finding::new(0, Severity::Problem, "terminal", m));
             }
         }
-        for rule in &self.contract.rules {
-            match rule {
+        let contract = self.contract;
+        for entry in &contract.rules {
+            match &entry.rule {
                 Rule::First { kind } if self.first_kind.as_deref().is_some_and(|f| f != kind) => {
-                    self.problems.push((1, format!("the first line must be \"{kind}\"")));
+                    let m = match entry.severity {
+                        Severity::Problem => format!("the first line must be \"{kind}\""),
+                        Severity::Warning => format!(
+                            "the first line is not \"{kind}\": another generation of the stream, or a run that failed before it"
+                        ),
+                    };
+                    self.push(1, entry, "first", m);
                 }
                 Rule::Settles { start, end, retry }
                     if self.starts > self.ends || self.retry_after_end || self.starts == 0 =>
@@ -687,20 +937,66 @@ impl<'c> StreamCheck<'c> {
                     } else {
                         format!("no final \"{end}\"")
                     };
-                    self.problems.push((0, format!("the run never settles ({why}): it is incomplete")));
+                    self.push(0, entry, "settles", format!("the run never settles ({why}): it is incomplete"));
                 }
                 _ => {}
             }
         }
-        self.problems
+        self.fold_generations();
+        self.findings.sort_by_key(|f| if f.line == 0 { u64::MAX } else { f.line });
+        self.findings
+    }
+
+    /// A stream that uses an older generation's words (adal's `success`/`error` statuses) is
+    /// that generation: the members that generation did not have are one warning that says
+    /// so, not a problem on every line.
+    fn fold_generations(&mut self) {
+        let Some(first) = self.findings.iter().find(|f| f.rule == "generation").map(|f| f.line) else { return };
+        let missing: Vec<String> = self
+            .findings
+            .iter()
+            .filter(|f| f.rule == "required" || f.rule == "ids_seen_earlier")
+            .map(|f| f.message.clone())
+            .collect();
+        if missing.is_empty() {
+            return;
+        }
+        self.findings.retain(|f| f.rule != "required" && f.rule != "ids_seen_earlier");
+        let mut kinds: Vec<&str> = missing.iter().filter_map(|m| m.split(':').next()).collect();
+        kinds.sort_unstable();
+        kinds.dedup();
+        self.findings.push(Finding::new(
+            first,
+            Severity::Warning,
+            "generation",
+            format!(
+                "an older generation of the {} stream: its lines lack members the spec gives them ({} findings in {}), not reported one by one",
+                self.contract.dialect,
+                missing.len(),
+                kinds.join(", ")
+            ),
+        ));
     }
 }
 
-/// Checks a whole stream held in memory; a convenience for tests and small inputs.
+/// Checks a whole stream held in memory; a convenience for tests and small inputs. Each
+/// finding as `(line, message)`, a warning's message starting `warning: `.
 pub fn check_stream(contract: &Contract, text: &str) -> Vec<(u64, String)> {
+    stream_findings(contract, text)
+        .into_iter()
+        .map(|f| match f.severity {
+            Severity::Problem => (f.line, f.message),
+            Severity::Warning => (f.line, format!("warning: {}", f.message)),
+        })
+        .collect()
+}
+
+/// [`check_stream`] with severities and rules.
+pub fn stream_findings(contract: &Contract, text: &str) -> Vec<Finding> {
     let mut check = StreamCheck::new(contract);
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
+            check.blank(i as u64 + 1);
             continue;
         }
         check.numbered_line(i as u64 + 1, line);
@@ -777,12 +1073,123 @@ impl Contract {
                 ));
             }
         }
+        out.push_str(&self.rules_markdown());
         out.push_str("\n| outcome | written as |\n|---|---|\n");
         for (outcome, how) in &self.outcomes {
             let how: Vec<String> = how.iter().map(|(k, v)| format!("`{k}` {v}")).collect();
             out.push_str(&format!("| {outcome} | {} |\n", cell(&how.join(", "))));
         }
         out.push('\n');
+        out
+    }
+}
+
+impl Contract {
+    /// What `validate` checks of this dialect beyond each field, with severities: the table of
+    /// [`Contract::markdown`].
+    fn rules_markdown(&self) -> String {
+        let order = if self.key_order_is_contract { Severity::Problem } else { Severity::Warning };
+        let mut rows: Vec<(Severity, String, String)> = vec![
+            (
+                Severity::Problem,
+                "every line is one JSON object with its kind member; no blank lines".into(),
+                String::new(),
+            ),
+            (
+                Severity::Problem,
+                "every field's required members, JSON types, length limits and listed values".into(),
+                String::new(),
+            ),
+        ];
+        if self.key_order != KeyOrder::Any {
+            rows.push((order, "member order as above".into(), self.key_order_spec.clone().unwrap_or_default()));
+        }
+        let unknown = match (self.unknown_kinds_tolerated, self.unknown_kinds_warned) {
+            (false, _) => Some(Severity::Problem),
+            (true, true) => Some(Severity::Warning),
+            (true, false) => None,
+        };
+        if let Some(sev) = unknown {
+            rows.push((
+                sev,
+                "no record kind the contract does not list".into(),
+                self.unknown_kinds_spec.clone().unwrap_or_default(),
+            ));
+        }
+        if let Some(t) = &self.terminal {
+            rows.push((
+                Severity::Problem,
+                format!("the terminal record `{}` exactly once, last", t.kind),
+                String::new(),
+            ));
+        }
+        if self.kinds.values().any(|k| k.fields.values().any(|f| f.older_values.is_some())) {
+            rows.push((
+                Severity::Warning,
+                "an older generation's words (one warning for the stream; the members that generation lacked are not reported line by line)".into(),
+                String::new(),
+            ));
+        }
+        for r in &self.rules {
+            let what = match &r.rule {
+                Rule::IdsSeenEarlier { kind, field, earlier_kind, earlier_field } => {
+                    format!("every `{kind}.{field}` names an earlier `{earlier_kind}.{earlier_field}`")
+                }
+                Rule::NoneAfter { after, kinds } => format!("no {} after `{after}`", kinds.join(", ")),
+                Rule::TerminalAfter { after, field, value } => {
+                    format!("after `{after}`, the terminal's `{field}` is {value}")
+                }
+                Rule::TerminalNeeds { field, value, kind } => {
+                    format!("a terminal with `{field}` {value} comes after a `{kind}`")
+                }
+                Rule::TerminalSums { field, of_kind, of_field } => {
+                    format!("`{field}` is the sum of `{of_kind}.{of_field}`")
+                }
+                Rule::First { kind } => format!("the first line is `{kind}`"),
+                Rule::TerminalCodes { field, code_field, .. } => {
+                    format!("the terminal's `{code_field}` goes with its `{field}`")
+                }
+                Rule::JustBefore { kind, field, value } => {
+                    format!("a terminal with `{field}` {value} comes just after `{kind}`")
+                }
+                Rule::Settles { start, end, retry } => {
+                    format!("every `{start}` has its `{end}`, and no `{retry}` follows the last: the run settles")
+                }
+                Rule::OneOf { kind, fields } => format!("a `{kind}` has one of {}", fields.join(", ")),
+                Rule::Shape { kind, when, unless, where_path, where_value, present, absent } => {
+                    let mut w = vec![];
+                    if let Some(x) = when {
+                        w.push(format!("with `{x}`"));
+                    }
+                    if let Some(x) = unless {
+                        w.push(format!("without `{x}`"));
+                    }
+                    if let (Some(p), Some(v)) = (where_path, where_value) {
+                        w.push(format!("whose `{p}` is {v}"));
+                    }
+                    let mut h = vec![];
+                    if !present.is_empty() {
+                        h.push(format!("has {}", present.join(", ")));
+                    }
+                    if !absent.is_empty() {
+                        h.push(format!("lacks {}", absent.join(", ")));
+                    }
+                    format!("a `{kind}` {} {}", w.join(" "), h.join(" and "))
+                }
+                Rule::Values { kinds, path, values, where_path, where_value } => {
+                    let w = match (where_path, where_value) {
+                        (Some(p), Some(v)) => format!(" (where `{p}` is {v})"),
+                        _ => String::new(),
+                    };
+                    format!("`{path}` of {}{w} is one of {}", kinds.join(", "), list(values))
+                }
+            };
+            rows.push((r.severity, what, r.spec.clone().unwrap_or_default()));
+        }
+        let mut out = String::from("\n| rule | severity | the spec |\n|---|---|---|\n");
+        for (sev, what, spec) in rows {
+            out.push_str(&format!("| {} | {} | {} |\n", cell(&what), sev.name(), cell(&spec)));
+        }
         out
     }
 }

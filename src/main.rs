@@ -34,8 +34,10 @@ fn main() -> ExitCode {
             write_out(agentgate::contract::markdown(&Dialect::names()).as_bytes())
         }
         Some(Command::Dialects { markdown: false }) => dialects(),
-        Some(Command::Detect { file }) => detect_command(file),
-        Some(Command::Validate { dialect, file }) => validate_command(&dialect, file),
+        Some(Command::Detect { files }) => detect_command(&files),
+        Some(Command::Validate { dialect, warnings, strict, format, paths }) => {
+            validate_command(&dialect, warnings, strict, format, &paths)
+        }
         #[cfg(unix)]
         Some(Command::Exec { to, from, timeout, kill_after, json_deltas, command }) => {
             exec_command(&to, &from, timeout.as_deref(), &kill_after, json_deltas, &command)
@@ -93,21 +95,31 @@ fn open(path: &Path) -> io::Result<ReadAhead> {
     }
 }
 
-fn detect_command(file: Option<PathBuf>) -> u8 {
-    let path = file.unwrap_or_else(|| PathBuf::from("-"));
-    let input = match open(&path) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("agentgate: {}: cannot open: {e}", display(&path));
-            return status::NO_INPUT;
+fn detect_command(files: &[PathBuf]) -> u8 {
+    let paths = if files.is_empty() { vec![PathBuf::from("-")] } else { collect(files) };
+    let named = paths.len() > 1 || files.iter().any(|f| f.is_dir());
+    let (mut out, mut code) = (String::new(), status::OK);
+    for path in &paths {
+        let input = match open(path) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("agentgate: {}: cannot open: {e}", display(path));
+                code = code.max(status::NO_INPUT);
+                continue;
+            }
+        };
+        match detect(input) {
+            Ok(d) if named => out.push_str(&format!("{}: {d}\n", display(path))),
+            Ok(d) => out.push_str(&format!("{d}\n")),
+            Err(why) => {
+                eprintln!("agentgate: {}: cannot tell the dialect: {why}", display(path));
+                code = code.max(status::UNDECIDED);
+            }
         }
-    };
-    match detect(input) {
-        Ok(d) => write_out(format!("{d}\n").as_bytes()),
-        Err(why) => {
-            eprintln!("agentgate: {}: cannot tell the dialect: {why}", display(&path));
-            status::UNDECIDED
-        }
+    }
+    match write_out(out.as_bytes()) {
+        status::OK => code,
+        other => other,
     }
 }
 
@@ -134,38 +146,71 @@ fn exec_command(
     exec::Exec { to, from: from.parse().ok(), timeout, kill_after, json_deltas, command }.run()
 }
 
-fn validate_command(dialect: &str, file: Option<PathBuf>) -> u8 {
-    let path = file.unwrap_or_else(|| PathBuf::from("-"));
-    let name = display(&path);
-    let input = match open(&path) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("agentgate: {name}: cannot open: {e}");
-            return status::NO_INPUT;
+fn validate_command(dialect: &str, warnings: bool, strict: bool, format: cli::FindingFormat, paths: &[PathBuf]) -> u8 {
+    use agentgate::contract::{Finding, Severity};
+    let files = if paths.is_empty() { vec![PathBuf::from("-")] } else { collect(paths) };
+    let (mut failed, mut unopened) = (false, false);
+    let mut out = String::new();
+    let say = |name: &str, f: &Finding, out: &mut String| match format {
+        cli::FindingFormat::Text => {
+            let message = match f.severity {
+                Severity::Problem => f.message.clone(),
+                Severity::Warning => format!("warning: {}", f.message),
+            };
+            out.push_str(&agentgate::Diagnostic { line: f.line, message }.line_for(name));
+            out.push('\n');
+        }
+        cli::FindingFormat::Json => {
+            let v = serde_json::json!({
+                "file": name, "line": f.line, "severity": f.severity.name(), "rule": f.rule, "message": f.message,
+            });
+            out.push_str(&v.to_string());
+            out.push('\n');
         }
     };
-    let mut problems = String::new();
-    let mut count = 0;
-    let result = validate(input, dialect.parse().ok(), &mut |line, p| {
-        count += 1;
-        problems.push_str(&agentgate::Diagnostic { line, message: p }.line_for(&name));
-        problems.push('\n');
-    });
-    match result {
-        Ok(_) if count == 0 => status::OK,
-        Ok(_) => match write_out(problems.as_bytes()) {
-            status::OK => status::UNDECIDED,
-            other => other,
-        },
-        Err(why) => {
+    for path in &files {
+        let name = display(path);
+        let input = match open(path) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("agentgate: {name}: cannot open: {e}");
+                unopened = true;
+                continue;
+            }
+        };
+        let mut findings = Vec::new();
+        let result = validate(input, dialect.parse().ok(), &mut |f| findings.push(f));
+        if let Err(why) = result {
             eprintln!("agentgate: {name}: cannot tell the dialect: {why}");
-            status::UNDECIDED
+            let f = Finding {
+                line: 0,
+                severity: Severity::Problem,
+                rule: "dialect".into(),
+                message: format!("cannot tell the dialect: {why}"),
+            };
+            if format == cli::FindingFormat::Json {
+                say(&name, &f, &mut out);
+            }
+            failed = true;
+            continue;
         }
+        for f in findings {
+            let counts = f.severity == Severity::Problem || strict;
+            failed |= counts;
+            if counts || warnings {
+                say(&name, &f, &mut out);
+            }
+        }
+    }
+    match write_out(out.as_bytes()) {
+        status::OK if failed => status::UNDECIDED,
+        status::OK if unopened => status::NO_INPUT,
+        other => other,
     }
 }
 
-/// The files `paths` name: files as given, directories searched for `*.jsonl` and `*.ndjson`,
-/// in sorted order.
+/// The files `paths` name, in the order given: files as they are, directories searched for
+/// `*.jsonl` and `*.ndjson` (their files in sorted order; one that holds none is said on stderr).
 fn collect(paths: &[PathBuf]) -> Vec<PathBuf> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
         let Ok(entries) = std::fs::read_dir(dir) else {
@@ -184,12 +229,17 @@ fn collect(paths: &[PathBuf]) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for p in paths {
         if p.is_dir() {
-            walk(p, &mut out);
+            let mut found = Vec::new();
+            walk(p, &mut found);
+            if found.is_empty() {
+                eprintln!("agentgate: {}: no *.jsonl or *.ndjson files in this directory", display(p));
+            }
+            found.sort();
+            out.extend(found);
         } else {
             out.push(p.clone());
         }
     }
-    out.sort();
     out
 }
 

@@ -283,7 +283,7 @@ impl Normalizer {
             | Event::ToolCall(_) => self.turn_closed = false,
             _ => {}
         }
-        if enc.matches_calls_by_id() {
+        if enc.matches_calls_by_id(rec.origin) {
             self.distinct_ids(&mut rec.event);
         }
         match &mut rec.event {

@@ -11,7 +11,7 @@ use std::io::{self, Write};
 
 use serde_json::Value;
 
-use crate::contract::StreamCheck;
+use crate::contract::{Finding, StreamCheck};
 use crate::dialect::{Decode, Decoded, Detector, Dialect, Encode, EncodeOptions, Sink, Sniff};
 use crate::event::Event;
 use crate::framing::{Frame, Input, Lines, DEFAULT_MAX_LINE_BYTES};
@@ -643,20 +643,26 @@ pub fn detect<R: Input>(input: R) -> Result<Dialect, String> {
 }
 
 /// Checks a stream against its dialect's contract (`mappings/`): every line, the terminal
-/// record, the ordering rules. `dialect` `None` detects it from the first lines. Each problem
-/// goes to `problem` with its line number (0: the stream as a whole). Gives the dialect
-/// checked, or why none could be told.
+/// record, the ordering rules. `dialect` `None` detects it from the first lines. Each finding
+/// (a problem or a warning, with its line number, 0 for the stream as a whole, and its rule)
+/// goes to `found`, in the order of the lines. Gives the dialect checked, or why none could be
+/// told.
 pub fn validate<R: Input>(
     input: R,
     dialect: Option<Dialect>,
-    problem: &mut dyn FnMut(u64, String),
+    found: &mut dyn FnMut(Finding),
 ) -> Result<Dialect, String> {
-    /// A line as framing gave it: its text, or what was wrong with it.
-    type Item = (u64, Result<String, String>);
-    fn feed(check: &mut StreamCheck<'_>, (n, item): Item) {
+    /// A line as framing gave it.
+    enum Item {
+        Text(String),
+        Bad(String),
+        Blank,
+    }
+    fn feed(check: &mut StreamCheck<'_>, (n, item): (u64, Item)) {
         match item {
-            Ok(text) => check.numbered_line(n, &text),
-            Err(p) => check.problem(n, p),
+            Item::Text(text) => check.numbered_line(n, &text),
+            Item::Bad(p) => check.problem(n, p),
+            Item::Blank => check.blank(n),
         }
     }
 
@@ -664,22 +670,25 @@ pub fn validate<R: Input>(
     // Nothing here is derived from the input's digest.
     lines.stop_hashing();
     let mut detector = Detector::default();
-    let mut held: Vec<Item> = Vec::new();
+    let mut held: Vec<(u64, Item)> = Vec::new();
     let mut check = dialect.map(|d| (d, StreamCheck::new(d.contract())));
     while let Some((n, frame)) = lines.next_frame().map_err(|e| format!("cannot read the input: {e}"))? {
         let item = match frame {
-            Frame::Blank => continue,
-            Frame::Text(t) => Ok(t.to_string()),
-            Frame::TooLong(len) => Err(format!("line is {len} bytes, longer than the limit")),
-            Frame::NotUtf8(at, _) => Err(format!("not valid UTF-8 (bad byte at offset {at})")),
+            Frame::Blank => Item::Blank,
+            Frame::Text(t) => Item::Text(t.to_string()),
+            Frame::TooLong(len) => Item::Bad(format!("line is {len} bytes, longer than the limit")),
+            Frame::NotUtf8(at, _) => Item::Bad(format!("not valid UTF-8 (bad byte at offset {at})")),
         };
         if let Some((_, c)) = check.as_mut() {
             feed(c, (n, item));
             continue;
         }
         // Detecting: hold the lines until the dialect is known.
-        let found = match item.as_deref().map(serde_json::from_str::<Value>) {
-            Ok(Ok(Value::Object(m))) => detector.feed(&m),
+        let found = match &item {
+            Item::Text(t) => match serde_json::from_str::<Value>(t) {
+                Ok(Value::Object(m)) => detector.feed(&m),
+                _ => None,
+            },
             _ => None,
         };
         held.push((n, item));
@@ -702,8 +711,8 @@ pub fn validate<R: Input>(
         }
     };
     held.into_iter().for_each(|item| feed(&mut check, item));
-    for (n, p) in check.finish() {
-        problem(n, p);
+    for f in check.finish() {
+        found(f);
     }
     Ok(dialect)
 }

@@ -63,7 +63,9 @@ fn a_run_stopped_for_approval_names_the_call_it_stopped_at() {
         assert_eq!(out[1]["reason"], reason, "{notice}");
     }
 
-    // Every call answered, or none made: no call to name, and the run still ends with code 2.
+    // Every call answered, or none made: no call to name. Exit code 2 still comes after a
+    // permission_denied (adal.md: a refusal is 'permission_denied event ... then complete with
+    // exit_code: 2'): one of its own, saying why; the answered calls stay answered.
     for calls in [
         vec![
             json!({"v": 1, "type": "tool_call", "id": "a", "name": "read_file", "arguments": {}}),
@@ -76,9 +78,17 @@ fn a_run_stopped_for_approval_names_the_call_it_stopped_at() {
             json!({"v": 1, "type": "terminal", "outcome": "permission_denied", "error": "permission denied: rm"}),
         );
         let out = to_adal(&input);
-        assert!(!kinds(&out).contains(&"permission_denied"), "{out:?}");
+        let denied = out.iter().find(|l| l["type"] == "permission_denied").unwrap_or_else(|| panic!("{out:?}"));
+        assert_eq!(denied["reason"], "permission denied: rm");
+        assert_ne!(denied["id"], "a", "not the call that completed");
         assert_eq!(out.last().unwrap()["exit_code"], 2);
+        let problems = agentgate::contract::check_stream(Dialect::Adal.contract(), &lines_of(&out));
+        assert!(problems.is_empty(), "{problems:?}");
     }
+}
+
+fn lines_of(out: &[Value]) -> String {
+    out.iter().map(|v| format!("{v}\n")).collect()
 }
 
 #[test]
@@ -103,7 +113,8 @@ fn a_run_stopped_for_approval_at_a_call_that_failed_names_that_call() {
     );
     assert_eq!(out[3]["exit_code"], 2);
 
-    // A failed call followed by one that completed: the run did not stop at a call.
+    // A failed call followed by one that completed: the run did not stop at a call, so the
+    // refusal is one of its own, not either call.
     let out = to_adal(&[
         json!({"v": 1, "type": "tool_call", "id": "a", "name": "bash", "arguments": {}}),
         json!({"v": 1, "type": "tool_result", "id": "a", "status": "failed", "output": "no"}),
@@ -111,7 +122,9 @@ fn a_run_stopped_for_approval_at_a_call_that_failed_names_that_call() {
         json!({"v": 1, "type": "tool_result", "id": "b", "status": "completed", "output": "ok"}),
         json!({"v": 1, "type": "terminal", "outcome": "permission_denied"}),
     ]);
-    assert!(!kinds(&out).contains(&"permission_denied"), "{out:?}");
+    let denied: Vec<&Value> = out.iter().filter(|l| l["type"] == "permission_denied").collect();
+    assert_eq!(denied.len(), 1, "{out:?}");
+    assert!(denied[0]["id"] != "a" && denied[0]["id"] != "b", "{out:?}");
 }
 
 #[test]

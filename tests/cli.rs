@@ -408,7 +408,7 @@ fn validate_accepts_a_valid_stream_and_names_each_problem_of_an_invalid_one() {
     assert_eq!(bad.status.code(), Some(1));
     assert_eq!(
         text(&bad.stdout),
-        "<stdin>:1: tool_result.id \"x\" names no earlier tool_call\n<stdin>:3: complete.exit_code: expected Integer, got \"0\"\n<stdin>:3: complete.model: null where a value is required\n"
+        "<stdin>:1: tool_result.id \"x\" names no earlier tool_call\n<stdin>:2: blank line (in JSON Lines every line is one JSON value)\n<stdin>:3: complete.exit_code: expected Integer, got \"0\"\n<stdin>:3: complete.model: null where a value is required\n"
     );
 
     let cut = bin().args(["validate", &fixture("localcode/truncated.jsonl")]).output().unwrap();

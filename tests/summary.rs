@@ -278,7 +278,7 @@ fn a_fixture_laid_out_otherwise_gives_the_same_figures() {
 #[test]
 fn a_withdrawn_wuu_call_is_not_counted() {
     let input = std::fs::read(common::fixtures().join("wuu/tool-removed.jsonl")).unwrap();
-    let s = agentgate::summary::summarize(&input, "run", Some(agentgate::Dialect::Wuu), false);
+    let s = agentgate::summary::summarize(&input[..], "run", Some(agentgate::Dialect::Wuu), false);
     assert_eq!((s.tool_calls().calls, s.tool_calls().failed), (1, 0));
     assert_eq!(s.tools["grep"].calls, 1);
 }

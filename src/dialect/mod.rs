@@ -301,8 +301,9 @@ pub trait Encode {
     }
 
     /// Whether the target matches results to calls by their ids (adal, wuu, base-context), so
-    /// that a source's id given to two calls must become two ids (see the normalizer).
-    fn matches_calls_by_id(&self) -> bool {
+    /// that a source's id given to two calls must become two ids (see the normalizer). Not for
+    /// records of the target's own dialect: a stream translated to itself keeps its ids.
+    fn matches_calls_by_id(&self, _origin: Dialect) -> bool {
         false
     }
 

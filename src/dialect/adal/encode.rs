@@ -120,8 +120,8 @@ fn status_word(s: ToolStatus) -> &'static str {
 }
 
 impl Encode for Encoder {
-    fn matches_calls_by_id(&self) -> bool {
-        true
+    fn matches_calls_by_id(&self, origin: Dialect) -> bool {
+        origin != Dialect::Adal
     }
 
     fn uses_call_arguments(&self) -> bool {
@@ -282,6 +282,23 @@ impl Encode for Encoder {
                         emit(sink, "permission_denied", fields, None);
                         self.denied = true;
                     }
+                }
+                if t.outcome == Outcome::PermissionDenied && !self.denied {
+                    // No call to name (none made, or the last one completed): exit code 2 still
+                    // comes after a permission_denied (adal.md: a refused call is 'permission_denied
+                    // event with the call's id, name, args, reason, then complete with exit_code: 2'),
+                    // one of its own that says why.
+                    sink.report.synthesized("permission_denied");
+                    let reason =
+                        t.error.clone().or_else(|| t.reason.clone()).unwrap_or_else(|| "approval required".into());
+                    let fields = vec![
+                        ("id", Field::Str("approval-1")),
+                        ("name", Field::Str("unknown")),
+                        ("args", Field::Owned(Value::Object(serde_json::Map::new()))),
+                        ("reason", Field::Str(&reason)),
+                    ];
+                    emit(sink, "permission_denied", fields, None);
+                    self.denied = true;
                 }
                 let outcome = if self.denied { Outcome::PermissionDenied } else { t.outcome };
                 let exit_code = self.contract.outcome_code(outcome, "exit_code").unwrap_or(1);

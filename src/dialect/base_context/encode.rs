@@ -1053,8 +1053,8 @@ fn content_of_a_message(event: &Event) -> bool {
 }
 
 impl Encode for Encoder {
-    fn matches_calls_by_id(&self) -> bool {
-        true
+    fn matches_calls_by_id(&self, origin: Dialect) -> bool {
+        origin != Dialect::BaseContext
     }
 
     fn uses_call_arguments(&self) -> bool {

@@ -99,6 +99,8 @@ impl Decode for Decoder {
                 };
                 m.remove("args");
                 m.remove("arguments");
+                // Which of the two, for writing it back to localcode.
+                m.insert("type", Value::String(kind.to_string()));
                 Event::ToolCall(ToolCall {
                     id: m.take_name("id").or_else(|| m.take_name("call_id")),
                     name: m.take_name("name").unwrap_or_default(),

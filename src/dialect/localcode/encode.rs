@@ -259,7 +259,14 @@ impl Encoder {
                 let args = args_text(&c.arguments, rec);
                 let args = self.fit("tool_start", "args", &args, sink);
                 let index = c.index.or(ctx.call.index).map_or(s("-1"), digits);
-                put(sink, "tool_start", [("name", Field::Str(&c.name)), ("args", args), ("index", index)], rec);
+                // The run_start generation's name for it, where a localcode source used that.
+                let said = (rec.origin == Dialect::Localcode).then(|| rec.extra.get("type")).flatten();
+                let kind = if said.as_ref().and_then(|v| v.as_str()) == Some("tool_call") {
+                    "tool_call"
+                } else {
+                    "tool_start"
+                };
+                put(sink, kind, [("name", Field::Str(&c.name)), ("args", args), ("index", index)], rec);
             }
             Event::ToolResult(r) => {
                 let call = &ctx.call;

@@ -329,12 +329,18 @@ fn token_fields(fields: &mut Vec<(&'static str, Value)>, t: &Tokens) {
 
 fn session_fields(s: &Summary) -> Vec<(&'static str, Value)> {
     let mut f = Vec::new();
-    opt(&mut f, "source", s.source.clone());
+    // A word loom does not list (from a source that made one up) is left out: the field is
+    // optional, its listed values a contract (loom.md, Stability).
+    let listed = |field: &str, v: &Option<String>| {
+        let values = Dialect::Loom.contract().listed_values("Session", field);
+        v.clone().filter(|v| values.is_none_or(|l| l.iter().any(|x| x.as_str() == Some(v.as_str()))))
+    };
+    opt(&mut f, "source", listed("source", &s.source));
     opt(&mut f, "adapter", s.adapter.clone());
     opt(&mut f, "model", s.model.clone());
     opt(&mut f, "models", s.models.clone());
     opt(&mut f, "turns", s.turns);
-    opt(&mut f, "tokens_basis", s.tokens_basis.clone());
+    opt(&mut f, "tokens_basis", listed("tokens_basis", &s.tokens_basis));
     token_fields(&mut f, &s.tokens);
     opt(&mut f, "cost_usd", s.cost_usd.clone());
     opt(&mut f, "duration_ms", s.duration_ms);

@@ -391,8 +391,8 @@ impl Encoder {
 }
 
 impl Encode for Encoder {
-    fn matches_calls_by_id(&self) -> bool {
-        true
+    fn matches_calls_by_id(&self, origin: Dialect) -> bool {
+        origin != Dialect::Wuu
     }
 
     fn uses_call_arguments(&self) -> bool {
@@ -610,6 +610,18 @@ impl Encode for Encoder {
                 let mut fields = vec![("agent_id", s(id.clone().unwrap_or_default()))];
                 if let Some(st) = status {
                     fields.push(("status", s(st.clone())));
+                }
+                if !own {
+                    // wuu.md: they "carry agent_id, thread_id, agent_type, status": "" for what
+                    // another dialect did not say (a wuu line comes back as it was).
+                    if status.is_none() {
+                        fields.push(("status", s("")));
+                    }
+                    for key in ["agent_type", "thread_id"] {
+                        if !data.contains_key(key) {
+                            fields.push((key, s("")));
+                        }
+                    }
                 }
                 if !self.copied(rec, sink, kind) {
                     self.emit_with(sink, kind, data, fields, extra);

@@ -216,17 +216,22 @@ fn expected(run: &Run, target: Dialect) -> Facts {
             for &ci in &round.order {
                 let c = &round.calls[ci];
                 // localcode, loom and base-context have only an error flag.
-                let two_states = matches!(target, Dialect::Localcode | Dialect::Loom | Dialect::BaseContext);
+                // codex: a command that never ran is declined, read back as failed.
+                let two_states =
+                    matches!(target, Dialect::Localcode | Dialect::Loom | Dialect::BaseContext | Dialect::Codex);
                 let status = if two_states && c.status == "cancelled" { "failed" } else { c.status };
-                tools.push((c.name.to_string(), status.to_string()));
+                // codex: a shell call is a command_execution item, which names no tool.
+                let name = if target == Dialect::Codex && c.name == "bash" { "command_execution" } else { c.name };
+                tools.push((name.to_string(), status.to_string()));
             }
             input += round.usage.0;
             output += round.usage.1;
         }
     }
-    if run.outcome == "permission_denied" && matches!(target, Dialect::Wuu | Dialect::BaseContext) {
+    if run.outcome == "permission_denied" && matches!(target, Dialect::Wuu | Dialect::BaseContext | Dialect::Codex) {
         // No refusal event: a refused call is a call that failed.
-        tools.push((run.denied.to_string(), "failed".into()));
+        let name = if target == Dialect::Codex && run.denied == "bash" { "command_execution" } else { run.denied };
+        tools.push((name.to_string(), "failed".into()));
     }
     if target == Dialect::Loom {
         // A Session line lists calls in the order they were made.
@@ -240,6 +245,9 @@ fn expected(run: &Run, target: Dialect) -> Facts {
         (Dialect::Loom, _) => "failed",
         (Dialect::BaseContext, "permission_denied" | "incomplete") => "failed",
         (Dialect::BaseContext, "timeout") => "interrupted",
+        // codex: turn.completed, else turn.failed.
+        (Dialect::Codex, "completed") => "completed",
+        (Dialect::Codex, _) => "failed",
         (_, o) => o,
     };
     let final_text = match target {
@@ -247,7 +255,12 @@ fn expected(run: &Run, target: Dialect) -> Facts {
         Dialect::Adal if run.outcome != "completed" => String::new(),
         _ => run.answer.clone(),
     };
-    let tokens = if target == Dialect::Adal { (0, 0) } else { (input, output) };
+    // adal has no usage; codex has it only on turn.completed.
+    let tokens = match target {
+        Dialect::Adal => (0, 0),
+        Dialect::Codex if run.outcome != "completed" => (0, 0),
+        _ => (input, output),
+    };
     Facts { final_text, tools, tokens, outcome: outcome.to_string() }
 }
 

@@ -31,10 +31,11 @@ fn carries_output(v: &Value) -> bool {
         || kind.contains("output")
         || kind.starts_with("tool_execution")
         || v["message"]["role"] == "toolResult"
+        || v["item"]["aggregated_output"].is_string()
 }
 
 /// Members that hold a tool's output in some dialect.
-const OUTPUT_KEYS: [&str; 5] = ["result", "output", "delta", "text", "content"];
+const OUTPUT_KEYS: [&str; 6] = ["result", "output", "delta", "text", "content", "aggregated_output"];
 
 /// The longest string held (at any depth) under one of `OUTPUT_KEYS`.
 fn longest(v: &Value, under_output: bool) -> Option<&str> {

@@ -18,6 +18,7 @@ use crate::report::{Fate, Report};
 pub mod adal;
 pub mod base_context;
 pub mod canonical;
+pub mod codex;
 pub mod localcode;
 pub mod loom;
 pub mod wuu;
@@ -44,6 +45,7 @@ pub enum Dialect {
     Wuu,
     Loom,
     BaseContext,
+    Codex,
     Canonical,
 }
 
@@ -77,6 +79,7 @@ impl Dialect {
             Dialect::Wuu => Box::new(wuu::Decoder::new()),
             Dialect::Loom => Box::new(loom::Decoder::new()),
             Dialect::BaseContext => Box::new(base_context::Decoder::new()),
+            Dialect::Codex => Box::new(codex::Decoder::new()),
             Dialect::Canonical => Box::new(canonical::Decoder::new()),
         }
     }
@@ -88,6 +91,7 @@ impl Dialect {
             Dialect::Wuu => Box::new(wuu::Encoder::new()),
             Dialect::Loom => Box::new(loom::Encoder::new()),
             Dialect::BaseContext => Box::new(base_context::Encoder::new(opts)),
+            Dialect::Codex => Box::new(codex::Encoder::new()),
             Dialect::Canonical => Box::new(canonical::Encoder::new()),
         }
     }
@@ -100,6 +104,7 @@ impl Dialect {
             Dialect::Wuu => wuu::sniff(line),
             Dialect::Loom => loom::sniff(line),
             Dialect::BaseContext => base_context::sniff(line),
+            Dialect::Codex => codex::sniff(line),
             Dialect::Canonical => canonical::sniff(line),
         }
     }
@@ -337,8 +342,15 @@ pub enum Sniff {
 
 /// The order dialects are asked in: the most specific marks first (a canonical line carries
 /// `v` beside a `type` that other dialects use too).
-const DETECT_ORDER: [Dialect; 6] =
-    [Dialect::Canonical, Dialect::Loom, Dialect::Wuu, Dialect::BaseContext, Dialect::Localcode, Dialect::Adal];
+const DETECT_ORDER: [Dialect; 7] = [
+    Dialect::Canonical,
+    Dialect::Loom,
+    Dialect::Wuu,
+    Dialect::BaseContext,
+    Dialect::Codex,
+    Dialect::Localcode,
+    Dialect::Adal,
+];
 
 /// Decides the dialect of a stream from its first lines: the first line that only one
 /// dialect claims decides; lines that several dialects could hold narrow the choice.

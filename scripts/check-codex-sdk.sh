@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The official Codex TypeScript SDK reads agentgate's codex output as Codex's own: installs
+# @openai/codex-sdk (npm) in a temporary folder and runs scripts/sdk/codex-sdk-check.mjs, which
+# points the SDK's client at `agentgate exec --as codex -- cat FIXTURE` for a fixture of every
+# source dialect. Run by .ci/run (not by cargo test). Usage: scripts/check-codex-sdk.sh [AGENTGATE]
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+agentgate="$(cd "$(dirname "${1:-$root/target/debug/agentgate}")" && pwd)/$(basename "${1:-agentgate}")"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+npm init -y >/dev/null
+npm install --no-audit --no-fund --loglevel=error @openai/codex-sdk@0.163.0 >/dev/null
+cp "$root/scripts/sdk/codex-sdk-check.mjs" .
+# What the SDK runs as `codex`: its arguments (exec --experimental-json ...) and the prompt on
+# stdin are the wrapper's to ignore; agentgate speaks for the recorded run.
+cat > codex-wrapper <<'SH'
+#!/bin/sh
+exec "$AGENTGATE" exec --as codex -- cat "$AGENTGATE_FIXTURE"
+SH
+chmod +x codex-wrapper
+node codex-sdk-check.mjs "$agentgate" "$root/tests/fixtures" "$work/codex-wrapper"

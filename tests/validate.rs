@@ -310,3 +310,87 @@ fn the_cli_reports_several_files_with_severities_as_text_or_json() {
     assert_eq!(String::from_utf8(out.stdout).unwrap(), format!("{}: adal\n{}: adal\n", path(&good), path(&bad)));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn the_ordering_and_code_rules_are_caught() {
+    // adal: no tool event after permission_denied; after it the exit code is 2.
+    let denied = fixture("adal/permission-denied.jsonl");
+    assert_eq!(findings(Dialect::Adal, &denied), vec![]);
+    let mut v = lines(&denied);
+    let last = v.pop().unwrap();
+    v.push(json!({"type": "tool_call", "id": "late", "name": "bash", "args": {}}));
+    v.push(last);
+    one(Dialect::Adal, &join(&v), Severity::Problem, "\"tool_call\" after \"permission_denied\"");
+    let mut v = lines(&denied);
+    v.last_mut().unwrap()["exit_code"] = json!(1);
+    let f = findings(Dialect::Adal, &join(&v));
+    assert!(f.iter().any(|x| x.1 == "terminal_after"), "{f:?}");
+    // loom: Approval just before an ApprovalRequired Terminal; exit_status goes with the stop.
+    let mut v = lines(&valid(Dialect::Loom));
+    let approval = v.remove(v.len() - 2);
+    v.insert(0, approval);
+    let f = findings(Dialect::Loom, &join(&v));
+    assert!(f.iter().any(|x| x.0 == Severity::Problem && x.1 == "just_before"), "{f:?}");
+    one(Dialect::Loom, &broken(Dialect::Loom, -1, |v| v["exit_status"] = json!(3)), Severity::Problem, "exit_status 3");
+    // localcode: exit_code goes with status.
+    one(
+        Dialect::Localcode,
+        &broken(Dialect::Localcode, -1, |v| v["exit_code"] = json!(130)),
+        Severity::Problem,
+        "exit_code 130",
+    );
+    // base-context: a run whose last loop never ends is reported incomplete.
+    let text = valid(Dialect::BaseContext);
+    let v: Vec<Value> = lines(&text).into_iter().filter(|l| l["type"] != "agent_end").collect();
+    one(Dialect::BaseContext, &join(&v), Severity::Problem, "never settles");
+}
+
+#[test]
+fn a_missing_member_or_a_wrong_type_is_a_problem_in_every_dialect() {
+    // One required member taken from, or retyped on, the terminal (or a late) line of each
+    // valid stream: (dialect, line, member).
+    for (d, i, member) in [
+        (Dialect::Localcode, -1, "reason"),
+        (Dialect::Adal, -1, "session_id"),
+        (Dialect::Wuu, -1, "trace_path"),
+        (Dialect::Loom, -1, "exit_status"),
+        (Dialect::BaseContext, 0, "id"),
+        (Dialect::Codex, 0, "thread_id"),
+        (Dialect::Canonical, -1, "outcome"),
+    ] {
+        let text = broken(d, i, |v| drop(v.as_object_mut().unwrap().remove(member)));
+        let f = findings(d, &text);
+        assert!(f.iter().any(|x| x.0 == Severity::Problem && x.1 == "required" && x.2.contains(member)), "{d}: {f:?}");
+        let text = broken(d, i, |v| v[member] = json!([1]));
+        let f = findings(d, &text);
+        assert!(f.iter().any(|x| x.0 == Severity::Problem && x.1 == "type" && x.2.contains(member)), "{d}: {f:?}");
+    }
+}
+
+#[test]
+fn codex_breaks_are_caught() {
+    let d = Dialect::Codex;
+    // thread.started is the first line.
+    let text = valid(d);
+    let v: Vec<Value> = lines(&text).into_iter().skip(1).collect();
+    one(d, &join(&v), Severity::Problem, "thread.started");
+    // A command's status is one of four.
+    let i = lines(&text).iter().position(|l| l["item"]["type"] == "command_execution").unwrap() as isize;
+    one(d, &broken(d, i + 1, |v| v["item"]["status"] = json!("errored")), Severity::Problem, "\"errored\"");
+    // A completed command has its exit code; an agent_message its text.
+    one(
+        d,
+        &broken(d, i + 1, |v| drop(v["item"].as_object_mut().unwrap().remove("exit_code"))),
+        Severity::Problem,
+        "item.exit_code",
+    );
+    let m = lines(&text).iter().position(|l| l["item"]["type"] == "agent_message").unwrap() as isize;
+    one(d, &broken(d, m, |v| drop(v["item"].as_object_mut().unwrap().remove("text"))), Severity::Problem, "item.text");
+    // turn.completed has its usage, with the three integer figures.
+    one(d, &broken(d, -1, |v| drop(v.as_object_mut().unwrap().remove("usage"))), Severity::Problem, "usage");
+    one(d, &broken(d, -1, |v| v["usage"]["output_tokens"] = json!("912")), Severity::Problem, "output_tokens");
+    // An item type codex does not list is tolerated (codex.md, Tolerate).
+    let mut v = lines(&text);
+    v.insert(2, json!({"type": "item.completed", "item": {"id": "item_9", "type": "hologram", "beam": 1}}));
+    assert_eq!(findings(d, &join(&v)), vec![]);
+}

@@ -76,6 +76,9 @@ def facts(data, dialect):
 
 def outcome_in(target, outcome, reason_is_own_stop=False, source=None):
     """The outcome a reader of `target` gets back (the outcome tables' fallbacks)."""
+    if target == "claude-code":
+        # success, else an error result (error_max_turns only for a turn or step limit).
+        return "completed" if outcome == "completed" else "failed"
     if target == "codex":
         # turn.completed, else turn.failed; a codex stream cut short stays without either.
         if outcome == "incomplete" and source == "codex":
@@ -124,7 +127,7 @@ def check_file(rel, data, source, targets):
             problems.append(f"to {target}: outcome {got['outcome']}, want {exp_outcome}")
         # adal states the answer only for a completed run; loom has no place for it.
         # codex's answer is its last agent_message, which an unfinished run may have streamed.
-        if target != "loom" and (target not in ("adal", "codex") or want["outcome"] == "completed"):
+        if target != "loom" and (target not in ("adal", "codex", "claude-code") or want["outcome"] == "completed"):
             if got["final_text"] != want["final_text"]:
                 problems.append(f"to {target}: final text {got['final_text']!r}, want {want['final_text']!r}")
         if got["calls"] != want["calls"] or got["failed"] != want["failed"]:

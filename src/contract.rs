@@ -321,7 +321,7 @@ macro_rules! contracts {
         ];
     };
 }
-contracts!("localcode", "adal", "wuu", "loom", "base-context", "codex", "canonical");
+contracts!("localcode", "adal", "wuu", "loom", "base-context", "claude-code", "codex", "canonical");
 
 /// The contract of a dialect by name. Panics only if an embedded file is broken, which the
 /// test suite rules out.

@@ -23,7 +23,7 @@ fn the_readme_outcome_table_matches_the_contracts() {
     let adal = Dialect::Adal.contract();
     for o in Outcome::iter() {
         let row = format!(
-            "| {} | {} / {} / {} | {} | {} | {} | {} | {} / {} | {} |",
+            "| {} | {} / {} / {} | {} | {} | {} | {} | {} / {} | {} / {} | {} |",
             o.name(),
             lc.outcome_str(o, "status").unwrap(),
             lc.outcome_code(o, "exit_code").unwrap(),
@@ -32,6 +32,8 @@ fn the_readme_outcome_table_matches_the_contracts() {
             Dialect::Wuu.contract().outcome_str(o, "status").unwrap(),
             loom_cell(o),
             Dialect::BaseContext.contract().outcome_str(o, "stopReason").unwrap(),
+            Dialect::ClaudeCode.contract().outcome_str(o, "subtype").unwrap(),
+            Dialect::ClaudeCode.contract().outcome_code(o, "exit_code").unwrap(),
             Dialect::Codex.contract().outcome_str(o, "turn").unwrap(),
             Dialect::Codex.contract().outcome_code(o, "exit_code").unwrap(),
             Dialect::Canonical.contract().outcome_str(o, "outcome").unwrap(),

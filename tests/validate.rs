@@ -24,6 +24,7 @@ fn valid(d: Dialect) -> String {
         Dialect::Wuu => "wuu/success.jsonl",
         Dialect::Loom => "loom/approval-required.jsonl",
         Dialect::BaseContext => "base-context/success.jsonl",
+        Dialect::ClaudeCode => "claude-code/success.jsonl",
         Dialect::Codex => "codex/success.jsonl",
         Dialect::Canonical => "canonical/cumulative-usage.jsonl",
     })

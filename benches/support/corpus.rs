@@ -32,6 +32,7 @@ fn carries_output(v: &Value) -> bool {
         || kind.starts_with("tool_execution")
         || v["message"]["role"] == "toolResult"
         || v["item"]["aggregated_output"].is_string()
+        || (v["type"] == "user" && v["message"]["content"].is_array())
 }
 
 /// Members that hold a tool's output in some dialect.

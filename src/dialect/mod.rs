@@ -18,6 +18,7 @@ use crate::report::{Fate, Report};
 pub mod adal;
 pub mod base_context;
 pub mod canonical;
+pub mod claude_code;
 pub mod codex;
 pub mod localcode;
 pub mod loom;
@@ -45,6 +46,7 @@ pub enum Dialect {
     Wuu,
     Loom,
     BaseContext,
+    ClaudeCode,
     Codex,
     Canonical,
 }
@@ -79,6 +81,7 @@ impl Dialect {
             Dialect::Wuu => Box::new(wuu::Decoder::new()),
             Dialect::Loom => Box::new(loom::Decoder::new()),
             Dialect::BaseContext => Box::new(base_context::Decoder::new()),
+            Dialect::ClaudeCode => Box::new(claude_code::Decoder::new()),
             Dialect::Codex => Box::new(codex::Decoder::new()),
             Dialect::Canonical => Box::new(canonical::Decoder::new()),
         }
@@ -91,6 +94,7 @@ impl Dialect {
             Dialect::Wuu => Box::new(wuu::Encoder::new()),
             Dialect::Loom => Box::new(loom::Encoder::new()),
             Dialect::BaseContext => Box::new(base_context::Encoder::new(opts)),
+            Dialect::ClaudeCode => Box::new(claude_code::Encoder::new()),
             Dialect::Codex => Box::new(codex::Encoder::new()),
             Dialect::Canonical => Box::new(canonical::Encoder::new()),
         }
@@ -104,6 +108,7 @@ impl Dialect {
             Dialect::Wuu => wuu::sniff(line),
             Dialect::Loom => loom::sniff(line),
             Dialect::BaseContext => base_context::sniff(line),
+            Dialect::ClaudeCode => claude_code::sniff(line),
             Dialect::Codex => codex::sniff(line),
             Dialect::Canonical => canonical::sniff(line),
         }
@@ -342,12 +347,13 @@ pub enum Sniff {
 
 /// The order dialects are asked in: the most specific marks first (a canonical line carries
 /// `v` beside a `type` that other dialects use too).
-const DETECT_ORDER: [Dialect; 7] = [
+const DETECT_ORDER: [Dialect; 8] = [
     Dialect::Canonical,
     Dialect::Loom,
     Dialect::Wuu,
     Dialect::BaseContext,
     Dialect::Codex,
+    Dialect::ClaudeCode,
     Dialect::Localcode,
     Dialect::Adal,
 ];

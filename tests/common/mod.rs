@@ -20,6 +20,7 @@ pub fn representative(dialect: Dialect) -> PathBuf {
         Dialect::Wuu => "wuu/success.jsonl",
         Dialect::Loom => "loom/approval-required.jsonl",
         Dialect::BaseContext => "base-context/success.jsonl",
+        Dialect::ClaudeCode => "claude-code/success.jsonl",
         Dialect::Codex => "codex/success.jsonl",
         Dialect::Canonical => "canonical/cumulative-usage.jsonl",
     })

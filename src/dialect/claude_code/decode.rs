@@ -1,0 +1,293 @@
+//! Reads Claude Code's `stream-json`: the main agent's messages as text, reasoning and tool
+//! calls (a message over several lines counted once), `tool_result` blocks as the results of
+//! the calls they name, subagent lines (a `parent_tool_use_id`) kept apart, and the `result`
+//! lines folded as the SDK folds them into the run's end.
+
+use indexmap::IndexMap;
+use serde_json::{Map, Value};
+
+use crate::dialect::{take_type, Decode, Decoded, Dialect, LineError, Record};
+use crate::event::{
+    Arguments, Basis, Event, Outcome, Scope, Session, Terminal, Tokens, ToolCall, ToolResult, ToolStatus, Usage,
+};
+use crate::normalize::make_room;
+use crate::object::Object;
+
+/// The `result` lines read so far, folded (claude-code.md, Several results).
+#[derive(Default)]
+struct Folded {
+    count: u64,
+    subtype: String,
+    is_error: bool,
+    text: Option<String>,
+    /// The first failed result's subtype, flag and text.
+    failed: Option<(String, bool, Option<String>)>,
+    usage: Tokens,
+    num_turns: u64,
+    duration_ms: u64,
+    cost: Option<f64>,
+}
+
+#[derive(Default)]
+pub struct Decoder {
+    session_id: Option<String>,
+    model: Option<String>,
+    /// The message ids whose usage was counted (one message comes as several lines).
+    counted: IndexMap<String, ()>,
+    /// The main agent's last assistant text.
+    last_text: Option<String>,
+    results: Folded,
+}
+
+impl Decoder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+fn own(event: Event) -> Record {
+    Record::new(Dialect::ClaudeCode, event)
+}
+
+/// A count: an integer, or a string of its digits (a decoder accepts a count either way).
+fn n(u: &Value, k: &str) -> Option<u64> {
+    match u.get(k)? {
+        Value::String(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => s.parse().ok(),
+        v => v.as_u64(),
+    }
+}
+
+/// A Messages-API usage object as canonical tokens: Claude's input excludes the cache
+/// figures, canonical input includes them (claude-code.md, Usage).
+fn tokens(u: &Value) -> Tokens {
+    let (input, write, read) =
+        (n(u, "input_tokens"), n(u, "cache_creation_input_tokens"), n(u, "cache_read_input_tokens"));
+    let all = match (input, write, read) {
+        (None, None, None) => None,
+        (i, w, r) => Some(i.unwrap_or(0).saturating_add(w.unwrap_or(0)).saturating_add(r.unwrap_or(0))),
+    };
+    Tokens {
+        input: all,
+        output: n(u, "output_tokens"),
+        cache_read: read,
+        cache_write: write,
+        reasoning: None,
+        total: None,
+    }
+}
+
+/// A tool_result block's content as text: a string, or its text blocks joined.
+fn content_text(c: &Value) -> String {
+    match c {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks.iter().filter_map(|b| b.get("text").and_then(Value::as_str)).collect(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+impl Decoder {
+    fn assistant(&mut self, line: &Map<String, Value>, events: &mut Vec<Event>) {
+        let Some(message) = line.get("message") else { return };
+        if let Some(m) = message.get("model").and_then(Value::as_str).filter(|m| *m != "<synthetic>") {
+            self.model = Some(m.to_string());
+        }
+        for block in message.get("content").and_then(Value::as_array).into_iter().flatten() {
+            match block.get("type").and_then(Value::as_str) {
+                Some("text") => {
+                    let t = block.get("text").and_then(Value::as_str).unwrap_or_default().to_string();
+                    self.last_text = Some(t.clone());
+                    events.push(Event::TextStart);
+                    events.push(Event::TextDelta { text: t, chars: None });
+                    events.push(Event::TextEnd { text: None });
+                }
+                Some("thinking") => {
+                    let t = block.get("thinking").and_then(Value::as_str).unwrap_or_default().to_string();
+                    events.push(Event::ReasoningStart { reset: None });
+                    events.push(Event::ReasoningEnd { text: Some(t) });
+                }
+                Some(kind @ ("tool_use" | "server_tool_use")) => {
+                    let id = block.get("id").and_then(Value::as_str).unwrap_or_default();
+                    let name = block.get("name").and_then(Value::as_str).unwrap_or_default();
+                    let input = block.get("input").cloned().unwrap_or(Value::Object(Map::new()));
+                    events.push(Event::ToolCall(ToolCall {
+                        id: Some(id.into()),
+                        index: None,
+                        name: name.into(),
+                        arguments: Arguments::value(input),
+                    }));
+                    if kind == "server_tool_use" {
+                        // Run by the API: no tool_result comes for it.
+                        events.push(Event::ToolResult(ToolResult {
+                            id: Some(id.into()),
+                            index: None,
+                            name: Some(name.into()),
+                            status: ToolStatus::Completed,
+                            output: None,
+                            error: None,
+                            arguments: Arguments::default(),
+                        }));
+                    }
+                }
+                _ => {}
+            }
+        }
+        // One message comes as one line per block, each with the same usage: counted once.
+        let id = message.get("id").and_then(Value::as_str).unwrap_or_default().to_string();
+        if let Some(u) = message.get("usage").filter(|_| !self.counted.contains_key(&id)) {
+            make_room(&mut self.counted, id.as_str());
+            self.counted.insert(id, ());
+            events.push(Event::Usage(Usage {
+                scope: Scope::Round,
+                basis: Basis::Delta,
+                final_: false,
+                of: None,
+                model: self.model.as_deref().map(Into::into),
+                tokens: tokens(u),
+            }));
+        }
+        if let Some(e) = line.get("error").and_then(Value::as_str) {
+            events.push(Event::Error { message: e.to_string(), fatal: false });
+        }
+    }
+
+    fn user(&mut self, line: &Map<String, Value>, events: &mut Vec<Event>) {
+        let Some(message) = line.get("message") else { return };
+        match message.get("content") {
+            Some(Value::String(prompt)) => events.push(Event::Prompt { text: prompt.clone() }),
+            Some(Value::Array(blocks)) => {
+                for b in blocks {
+                    match b.get("type").and_then(Value::as_str) {
+                        Some("tool_result") => {
+                            let id = b.get("tool_use_id").and_then(Value::as_str).unwrap_or_default();
+                            let failed = b.get("is_error").and_then(Value::as_bool).unwrap_or(false);
+                            let output = content_text(b.get("content").unwrap_or(&Value::Null));
+                            events.push(Event::ToolResult(ToolResult {
+                                id: Some(id.into()),
+                                index: None,
+                                name: None,
+                                status: if failed { ToolStatus::Failed } else { ToolStatus::Completed },
+                                output: Some(output.into()),
+                                error: None,
+                                arguments: Arguments::default(),
+                            }));
+                        }
+                        Some("text") => events.push(Event::Prompt {
+                            text: b.get("text").and_then(Value::as_str).unwrap_or_default().to_string(),
+                        }),
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Folds one `result` (claude-code.md: sum usage, num_turns, duration_ms; cost from the
+    /// last; subtype, is_error and text from the first failed one, else the last).
+    fn result(&mut self, line: &Map<String, Value>) {
+        let r = &mut self.results;
+        r.count += 1;
+        let subtype = line.get("subtype").and_then(Value::as_str).unwrap_or("success").to_string();
+        let is_error = line.get("is_error").and_then(Value::as_bool).unwrap_or(false);
+        let text = line.get("result").and_then(Value::as_str).map(str::to_string);
+        if (subtype != "success" || is_error) && r.failed.is_none() {
+            r.failed = Some((subtype.clone(), is_error, text.clone()));
+        }
+        r.subtype = subtype;
+        r.is_error = is_error;
+        r.text = text;
+        if let Some(u) = line.get("usage") {
+            r.usage = r.usage.plus(&tokens(u));
+        }
+        r.num_turns += line.get("num_turns").and_then(Value::as_u64).unwrap_or(0);
+        r.duration_ms += line.get("duration_ms").and_then(Value::as_u64).unwrap_or(0);
+        if let Some(c) = line.get("total_cost_usd").and_then(Value::as_f64) {
+            r.cost = Some(c);
+        }
+        if let Some(id) = line.get("session_id").and_then(Value::as_str) {
+            self.session_id.get_or_insert_with(|| id.to_string());
+        }
+    }
+}
+
+impl Decode for Decoder {
+    fn decode(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
+        let kind = take_type(&mut m)?;
+        let keep = out.verbatim_wanted || out.named_shapes.is_none();
+        let line = m.into_fields();
+        let mut events = Vec::new();
+        let subagent = line.get("parent_tool_use_id").is_some_and(|p| !p.is_null());
+        match kind.as_ref() {
+            "system" if line.get("subtype").and_then(Value::as_str) == Some("init") => {
+                let id = line.get("session_id").and_then(Value::as_str).map(str::to_string);
+                self.session_id = id.clone().or(self.session_id.take());
+                let model = line.get("model").and_then(Value::as_str).map(str::to_string);
+                self.model.clone_from(&model);
+                events.push(Event::Session(Session {
+                    id,
+                    model,
+                    cwd: line.get("cwd").and_then(Value::as_str).map(str::to_string),
+                    version: line.get("claude_code_version").and_then(Value::as_str).map(str::to_string),
+                    ..Session::default()
+                }));
+            }
+            // A subagent's lines are its own, kept apart from the main agent's (whole, below).
+            "assistant" if !subagent => self.assistant(&line, &mut events),
+            "user" if !subagent => self.user(&line, &mut events),
+            "result" => self.result(&line),
+            _ => {}
+        }
+        // Keys as read, `type` first.
+        let mut whole = Map::new();
+        whole.insert("type".into(), Value::String(kind.to_string()));
+        for (k, v) in line {
+            if k != "type" {
+                whole.insert(k, v);
+            }
+        }
+        if events.is_empty() {
+            out.push(own(Event::Extension { line: Value::Object(whole) }));
+            return Ok(());
+        }
+        let last = events.len() - 1;
+        for (i, e) in events.into_iter().enumerate() {
+            let mut rec = own(e);
+            if keep && i == last {
+                rec.extra.insert("line", Value::Object(whole.clone()));
+            }
+            out.push(rec);
+        }
+        Ok(())
+    }
+
+    /// The run ends as its folded `result` says; with none, it is left to the normalizer,
+    /// which says the input ended without a terminal record.
+    fn finish(&mut self, out: &mut Decoded) {
+        let r = &self.results;
+        if r.count == 0 {
+            return;
+        }
+        let (subtype, is_error, text) = match &r.failed {
+            Some((s, e, t)) => (s.clone(), *e, t.clone()),
+            None => (r.subtype.clone(), r.is_error, r.text.clone()),
+        };
+        let outcome = match subtype.as_str() {
+            "success" if !is_error => Outcome::Completed,
+            "error_max_turns" | "error_max_budget_usd" | "error_max_structured_output_retries" => Outcome::Incomplete,
+            _ => Outcome::Failed,
+        };
+        let mut t = Terminal::new(outcome);
+        match outcome {
+            Outcome::Completed => t.final_text = text.or_else(|| self.last_text.clone()),
+            Outcome::Incomplete => t.reason = Some(subtype),
+            _ => t.error = text.filter(|x| !x.is_empty()).or(Some(subtype)),
+        }
+        t.session_id.clone_from(&self.session_id);
+        t.model.clone_from(&self.model);
+        if !r.usage.is_empty() {
+            t.usage = Some(r.usage);
+        }
+        out.push(own(Event::Terminal(t)));
+    }
+}

@@ -1,0 +1,418 @@
+//! Writes Claude Code's `stream-json` as its readers (the Agent SDK's message parser among
+//! them) take it: `system`/`init` first, `assistant` lines with Messages-API messages (one line
+//! per content block, ids `msg_…` and `toolu_…` made from the input where the source has
+//! none), `user` lines with the `tool_result` blocks (`is_error` on failures and refusals), and
+//! exactly one `result`, last, with the outcome table's `subtype`/`is_error`. Lines read from
+//! Claude Code itself (also through the canonical stream) are written back as they were.
+
+use serde_json::{json, Map, Value};
+
+use crate::dialect::{Dialect, Encode, Record, Sink};
+use crate::event::{Arguments, Event, Outcome, Terminal, ToolStatus};
+use crate::json::{write_line, Layout};
+use crate::normalize::Context;
+use crate::report::Fate;
+
+pub struct Encoder {
+    started: bool,
+    session_id: String,
+    model: String,
+    /// Ids made from the input: a base and a counter.
+    base: String,
+    made: u64,
+    /// The assistant message being written: its id, while its round lasts.
+    message: Option<String>,
+    text: Option<String>,
+    reasoning: Option<String>,
+    turns: u64,
+    denials: Vec<Value>,
+    /// The call ids written (Claude's are toolu_…): the source's where it has them.
+    calls: indexmap::IndexMap<String, (String, Value)>,
+    last_text: Option<String>,
+    fatal: Option<String>,
+    /// Why the last refused call was refused.
+    denied: Option<String>,
+    done: bool,
+    /// A result line of the source's was written back.
+    wrote_result: bool,
+}
+
+impl Encoder {
+    pub fn new() -> Self {
+        Encoder {
+            started: false,
+            session_id: String::new(),
+            model: String::new(),
+            base: String::new(),
+            made: 0,
+            message: None,
+            text: None,
+            reasoning: None,
+            turns: 0,
+            denials: Vec::new(),
+            calls: indexmap::IndexMap::new(),
+            last_text: None,
+            fatal: None,
+            denied: None,
+            done: false,
+            wrote_result: false,
+        }
+    }
+}
+
+impl Default for Encoder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn put(sink: &mut Sink<'_>, line: Value) {
+    write_line(sink.out, &line, Layout::Compact);
+}
+
+/// Claude's `input_tokens` excludes the cache figures canonical input includes.
+fn usage_of(t: &crate::event::Tokens) -> Value {
+    let read = t.cache_read.unwrap_or(0);
+    let write = t.cache_write.unwrap_or(0);
+    json!({
+        "input_tokens": t.input.unwrap_or(0).saturating_sub(read.saturating_add(write)),
+        "cache_creation_input_tokens": write,
+        "cache_read_input_tokens": read,
+        "output_tokens": t.output.unwrap_or(0),
+    })
+}
+
+impl Encoder {
+    /// A UUID made from the input and a counter: the same input, the same ids.
+    fn uuid(&mut self) -> String {
+        self.made += 1;
+        format!("{}{:012x}", &self.base[..24], self.made)
+    }
+
+    fn ensure_init(&mut self, ctx: &Context, sink: &mut Sink<'_>, cwd: Option<&str>) {
+        if self.started {
+            return;
+        }
+        self.started = true;
+        let derived = ctx.derived_uuid();
+        self.base = derived.clone();
+        self.session_id = ctx.session_id.clone().unwrap_or(derived);
+        self.model = ctx.model.clone().unwrap_or_else(|| "unknown".into());
+        let uuid = self.uuid();
+        put(
+            sink,
+            json!({
+                "type": "system", "subtype": "init", "cwd": cwd.unwrap_or(""), "session_id": self.session_id,
+                "tools": [], "mcp_servers": [], "model": self.model, "permissionMode": "default", "uuid": uuid,
+            }),
+        );
+    }
+
+    /// One assistant line: a message holding one content block.
+    fn assistant_line(&mut self, sink: &mut Sink<'_>, block: Value) {
+        let id = match &self.message {
+            Some(id) => id.clone(),
+            None => {
+                self.turns += 1;
+                let id = format!("msg_agentgate{}", &self.uuid()[24..]);
+                self.message = Some(id.clone());
+                id
+            }
+        };
+        let uuid = self.uuid();
+        put(
+            sink,
+            json!({
+                "type": "assistant",
+                "message": {
+                    "model": self.model, "id": id, "type": "message", "role": "assistant", "content": [block],
+                    "stop_reason": null, "stop_sequence": null,
+                    "usage": {"input_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 0},
+                },
+                "parent_tool_use_id": null, "session_id": self.session_id, "uuid": uuid,
+            }),
+        );
+    }
+
+    fn flush_reasoning(&mut self, sink: &mut Sink<'_>) {
+        if let Some(r) = self.reasoning.take().filter(|r| !r.is_empty()) {
+            self.assistant_line(sink, json!({"type": "thinking", "thinking": r, "signature": ""}));
+        }
+    }
+
+    fn flush(&mut self, sink: &mut Sink<'_>) {
+        self.flush_reasoning(sink);
+        if let Some(t) = self.text.take().filter(|t| !t.is_empty()) {
+            self.last_text = Some(t.clone());
+            self.assistant_line(sink, json!({"type": "text", "text": t}));
+        }
+    }
+
+    fn tool_result(&mut self, sink: &mut Sink<'_>, id: &str, output: String, failed: bool) {
+        self.flush(sink);
+        // The model's message ends where its tools run: the next text is a new message.
+        self.message = None;
+        let mut block = Map::new();
+        block.insert("tool_use_id".into(), json!(id));
+        block.insert("type".into(), json!("tool_result"));
+        block.insert("content".into(), json!(output));
+        if failed {
+            block.insert("is_error".into(), json!(true));
+        }
+        let uuid = self.uuid();
+        put(
+            sink,
+            json!({
+                "type": "user", "message": {"role": "user", "content": [Value::Object(block)]},
+                "parent_tool_use_id": null, "session_id": self.session_id, "uuid": uuid,
+            }),
+        );
+    }
+
+    fn call_id(&mut self, id: Option<&str>) -> String {
+        match id.filter(|i| !i.is_empty()) {
+            Some(i) => i.to_string(),
+            None => format!("toolu_agentgate{}", &self.uuid()[24..]),
+        }
+    }
+
+    fn result(&mut self, t: &Terminal, ctx: &Context, sink: &mut Sink<'_>) {
+        self.flush(sink);
+        let answer = t.final_text.clone().filter(|a| !a.is_empty());
+        if t.outcome == Outcome::Completed && answer.is_some() && answer != self.last_text {
+            self.message = None;
+            sink.report.synthesized("assistant");
+            self.text = answer.clone();
+            self.flush(sink);
+        }
+        // The outcome table (mappings/claude-code.json).
+        let max_turns = t
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("max_rounds") || r.contains("max_turns") || r == "StepBudget");
+        let (subtype, is_error) = match t.outcome {
+            Outcome::Completed => ("success", false),
+            Outcome::Incomplete if max_turns => ("error_max_turns", true),
+            _ => ("error_during_execution", true),
+        };
+        let text = match t.outcome {
+            Outcome::Completed => answer.unwrap_or_default(),
+            o => t
+                .error
+                .clone()
+                .or_else(|| self.fatal.clone())
+                .or_else(|| (o == Outcome::PermissionDenied).then(|| self.denied.clone()).flatten())
+                .or_else(|| t.reason.clone())
+                .map(|e| if o == Outcome::Failed { e } else { format!("{}: {e}", o.name()) })
+                .unwrap_or_else(|| o.name().to_string()),
+        };
+        let uuid = self.uuid();
+        let mut line = Map::new();
+        for (k, v) in [
+            ("type", json!("result")),
+            ("subtype", json!(subtype)),
+            ("is_error", json!(is_error)),
+            // Unknown to the source: stated as 0, as the SDK's reader requires the members.
+            ("duration_ms", json!(0)),
+            ("duration_api_ms", json!(0)),
+            ("num_turns", json!(self.turns)),
+            ("result", json!(text)),
+            ("stop_reason", Value::Null),
+            ("session_id", json!(self.session_id)),
+            ("usage", usage_of(&ctx.totals)),
+            ("permission_denials", Value::Array(std::mem::take(&mut self.denials))),
+            ("uuid", json!(uuid)),
+        ] {
+            line.insert(k.into(), v);
+        }
+        put(sink, Value::Object(line));
+        self.done = true;
+    }
+
+    /// A line of the source's is out: the stream has begun (its ids, for a result made later).
+    fn own_line(&mut self, ctx: &Context) {
+        if !self.started {
+            self.started = true;
+            self.base = ctx.derived_uuid();
+            self.session_id = ctx.session_id.clone().unwrap_or_else(|| self.base.clone());
+            self.model = ctx.model.clone().unwrap_or_else(|| "unknown".into());
+        }
+    }
+
+    fn own(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
+        match &rec.event {
+            // A Claude Code stream cut before its result still ends with one.
+            Event::Terminal(t) if t.synthesized && !self.wrote_result => {
+                // (init first where nothing of the source's was written.)
+                self.ensure_init(ctx, sink, None);
+                self.result(t, ctx, sink);
+                Fate::Written
+            }
+            Event::Extension { line } => {
+                self.wrote_result |= line.get("type").and_then(Value::as_str) == Some("result");
+                self.own_line(ctx);
+                put(sink, line.clone());
+                Fate::PassedThrough
+            }
+            _ => match rec.extra.get("line") {
+                Some(line) => {
+                    self.own_line(ctx);
+                    put(sink, line);
+                    Fate::Written
+                }
+                None => Fate::Absorbed,
+            },
+        }
+    }
+}
+
+impl Encode for Encoder {
+    fn matches_calls_by_id(&self, origin: Dialect) -> bool {
+        origin != Dialect::ClaudeCode
+    }
+
+    fn uses_call_arguments(&self) -> bool {
+        false
+    }
+
+    fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
+        if rec.origin == Dialect::ClaudeCode {
+            return self.own(rec, ctx, sink);
+        }
+        let cwd = match &rec.event {
+            Event::Session(s) => s.cwd.clone(),
+            _ => None,
+        };
+        if let Event::Terminal(t) = &rec.event {
+            if self.done {
+                return Fate::Absorbed;
+            }
+            self.ensure_init(ctx, sink, None);
+            self.result(t, ctx, sink);
+            return Fate::Written;
+        }
+        self.ensure_init(ctx, sink, cwd.as_deref());
+        match &rec.event {
+            Event::Session(_) => return Fate::Absorbed,
+            Event::TextStart => {
+                self.flush(sink);
+                self.text = Some(String::new());
+                return Fate::Absorbed;
+            }
+            Event::TextDelta { text, .. } => {
+                self.flush_reasoning(sink);
+                self.text.get_or_insert_with(String::new).push_str(text);
+                return Fate::Absorbed;
+            }
+            Event::TextReplace { text } | Event::TextEnd { text: Some(text) } => {
+                self.text = Some(text.clone());
+                self.flush(sink);
+            }
+            Event::TextEnd { text: None } => self.flush(sink),
+            Event::ReasoningStart { .. } => {
+                self.flush(sink);
+                self.reasoning = Some(String::new());
+                return Fate::Absorbed;
+            }
+            Event::ReasoningDelta { text } => {
+                self.reasoning.get_or_insert_with(String::new).push_str(text);
+                return Fate::Absorbed;
+            }
+            Event::ReasoningEnd { text } => {
+                if let Some(t) = text {
+                    self.reasoning = Some(t.clone());
+                }
+                self.flush_reasoning(sink);
+            }
+            Event::ToolCall(c) => {
+                self.flush(sink);
+                let id = self.call_id(c.id.as_deref());
+                let input = match c.arguments.to_value() {
+                    Some(v @ Value::Object(_)) => v,
+                    _ if c.arguments.to_text().is_empty() => json!({}),
+                    _ => json!({"raw": c.arguments.to_text()}),
+                };
+                self.calls.insert(c.id.as_deref().unwrap_or(&id).to_string(), (id.clone(), input.clone()));
+                self.assistant_line(
+                    sink,
+                    json!({"type": "tool_use", "id": id, "name": c.name.as_str(), "input": input}),
+                );
+            }
+            Event::ToolResult(r) => {
+                let key = r.id.as_deref().unwrap_or_default().to_string();
+                let id = match self.calls.shift_remove(&key) {
+                    Some((id, _)) => id,
+                    None => {
+                        // A result whose call never came: the call first, as the model made it.
+                        let name = r.name.clone().or_else(|| ctx.call.name.clone()).unwrap_or_default();
+                        let id = self.call_id(Some(&key));
+                        sink.report.synthesized("tool_use");
+                        self.assistant_line(
+                            sink,
+                            json!({"type": "tool_use", "id": id, "name": name.as_str(), "input": {}}),
+                        );
+                        id
+                    }
+                };
+                let output = r.output.as_ref().or(ctx.call.output.as_ref()).map(|o| o.as_str().into_owned());
+                let output = output.or_else(|| r.error.clone()).unwrap_or_default();
+                self.tool_result(sink, &id, output, r.status != ToolStatus::Completed);
+            }
+            Event::PermissionDenied(d) => {
+                let key = d.id.clone().unwrap_or_default();
+                let (id, input) = match self.calls.shift_remove(&key) {
+                    Some(c) => c,
+                    None if ctx.answered => return Fate::Absorbed,
+                    None => {
+                        let id = self.call_id(d.id.as_deref());
+                        let input = mcp_input(&d.arguments);
+                        self.assistant_line(
+                            sink,
+                            json!({"type": "tool_use", "id": id, "name": d.name, "input": input}),
+                        );
+                        (id, input)
+                    }
+                };
+                let why = d.reason.clone().unwrap_or_else(|| "approval required".into());
+                self.denied = Some(why.clone());
+                self.denials.push(json!({"tool_name": d.name, "tool_use_id": id, "tool_input": input}));
+                self.tool_result(sink, &id, format!("permission denied: {why}"), true);
+            }
+            Event::Prompt { text } => {
+                self.flush(sink);
+                self.message = None;
+                let uuid = self.uuid();
+                put(
+                    sink,
+                    json!({"type": "user", "message": {"role": "user", "content": text}, "parent_tool_use_id": null, "session_id": self.session_id, "uuid": uuid}),
+                );
+            }
+            Event::RoundStart { .. } | Event::RoundEnd { .. } | Event::TurnEnd { .. } | Event::TurnStart { .. } => {
+                self.flush(sink);
+                self.message = None;
+                return Fate::Absorbed;
+            }
+            Event::Error { message, fatal } => {
+                if *fatal {
+                    self.fatal = Some(message.clone());
+                }
+                return Fate::Absorbed;
+            }
+            Event::FinalAnswer { .. } | Event::Usage(_) => return Fate::Absorbed,
+            Event::ToolOutput { .. } => return Fate::Absorbed,
+            other => {
+                sink.report.dropped_kind(other.kind());
+                return Fate::Dropped;
+            }
+        }
+        Fate::Written
+    }
+}
+
+fn mcp_input(a: &Arguments) -> Value {
+    match a.to_value() {
+        Some(v @ Value::Object(_)) => v,
+        _ if a.to_text().is_empty() => json!({}),
+        _ => json!({"raw": a.to_text()}),
+    }
+}

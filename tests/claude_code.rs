@@ -1,0 +1,147 @@
+//! claude-code (`claude -p --output-format stream-json --verbose`): read by the spec's rules
+//! (one message over several lines counted once, input excluding cache, results folded,
+//! subagent lines kept apart), written as its readers take it, and a Claude Code stream written
+//! back unchanged. Expectations are written by hand from `shared/dialects/claude-code.md`.
+
+mod common;
+
+use serde_json::{json, Value};
+
+use agentgate::Dialect;
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(common::fixtures().join("claude-code").join(name)).unwrap()
+}
+
+fn canonical(input: &[u8]) -> Vec<Value> {
+    common::values(&common::translate(input, Dialect::ClaudeCode, Dialect::Canonical))
+}
+
+#[test]
+fn the_specs_example_reads_as_the_spec_says() {
+    // claude-code.md, Example: "msg_01Ka7demo1 is one message on two lines: count it once. Run
+    // input: 5 + 908 + 31212 = 32125."
+    let out = canonical(&fixture("success.jsonl"));
+    let t = out.last().unwrap();
+    assert_eq!(
+        (t["outcome"].as_str(), t["final_text"].as_str()),
+        (Some("completed"), Some("Two files: main.rs, lib.rs."))
+    );
+    assert_eq!(t["usage"]["input"], 32125);
+    assert_eq!((t["usage"]["cache_read"].as_u64(), t["usage"]["cache_write"].as_u64()), (Some(31212), Some(908)));
+    assert_eq!(t["usage"]["output"], 61, "the result's output, not the lines' placeholders");
+    assert_eq!(t["session_id"], "4c1f7a2e-0b9d-4e31-8a55-2f6d0c9e7b14");
+    // The message's usage once, not once per line.
+    assert_eq!(out.iter().filter(|l| l["type"] == "usage" && l["input"] == 4 + 812 + 15200).count(), 1);
+    let call = out.iter().find(|l| l["type"] == "tool_call").unwrap();
+    assert_eq!((call["id"].as_str(), call["name"].as_str()), (Some("toolu_01Gq3demo"), Some("Glob")));
+    assert_eq!(call["arguments"], json!({"pattern": "src/*.rs"}));
+    let result = out.iter().find(|l| l["type"] == "tool_result").unwrap();
+    assert_eq!(
+        (result["id"].as_str(), result["output"].as_str()),
+        (Some("toolu_01Gq3demo"), Some("src/main.rs\nsrc/lib.rs"))
+    );
+}
+
+#[test]
+fn several_results_are_folded_and_subagent_lines_kept_apart() {
+    let out = canonical(&fixture("refusal-subagent-results.jsonl"));
+    let t = out.last().unwrap();
+    // Sum usage (15+600 and 5+100 input; 40 and 10 output); text of the last (none failed).
+    assert_eq!((t["usage"]["input"].as_u64(), t["usage"]["output"].as_u64()), (Some(720), Some(50)));
+    assert_eq!(t["final_text"], "Background task finished.");
+    // The subagent's text (parent_tool_use_id set) is not the main agent's.
+    assert!(!out.iter().any(|l| l["type"] == "text_delta" && l["text"] == "Subagent notes."));
+    // The refused call's result says it failed.
+    let r = out.iter().find(|l| l["type"] == "tool_result" && l["id"] == "toolu_rm").unwrap();
+    assert_eq!(r["status"], "failed");
+}
+
+#[test]
+fn an_error_max_turns_result_is_an_incomplete_run_and_no_result_one_too() {
+    let t = canonical(&fixture("max-turns.jsonl")).pop().unwrap();
+    assert_eq!((t["outcome"].as_str(), t["reason"].as_str()), (Some("incomplete"), Some("error_max_turns")));
+    let t = canonical(&fixture("cut.jsonl")).pop().unwrap();
+    assert_eq!((t["outcome"].as_str(), t["synthesized"].as_bool()), (Some("incomplete"), Some(true)));
+    // A result with is_error true is a failed run, whatever its subtype (an API failure).
+    let failed =
+        String::from_utf8(fixture("success.jsonl")).unwrap().replace("\"is_error\":false", "\"is_error\":true");
+    assert_eq!(canonical(failed.as_bytes()).pop().unwrap()["outcome"], "failed");
+}
+
+#[test]
+fn claude_code_to_claude_code_is_the_same_stream() {
+    for name in ["success.jsonl", "refusal-subagent-results.jsonl", "max-turns.jsonl"] {
+        let input = fixture(name);
+        let direct = common::translate(&input, Dialect::ClaudeCode, Dialect::ClaudeCode);
+        assert_eq!(direct.as_bytes(), &input[..], "{name}");
+        let via = common::translate(&input, Dialect::ClaudeCode, Dialect::Canonical);
+        assert_eq!(common::translate(via.as_bytes(), Dialect::Canonical, Dialect::ClaudeCode), direct, "{name}");
+    }
+    // Cut short: the lines as they were, then one result that says the run did not finish.
+    let input = fixture("cut.jsonl");
+    let out = common::translate(&input, Dialect::ClaudeCode, Dialect::ClaudeCode);
+    assert!(out.starts_with(std::str::from_utf8(&input).unwrap()));
+    let last = common::values(&out).pop().unwrap();
+    assert_eq!((last["type"].as_str(), last["is_error"].as_bool()), (Some("result"), Some(true)));
+}
+
+#[test]
+fn another_dialects_run_is_written_as_claude_codes_readers_take_it() {
+    let input = std::fs::read(common::fixtures().join("adal/permission-denied.jsonl")).unwrap();
+    let out = common::values(&common::translate(&input, Dialect::Adal, Dialect::ClaudeCode));
+    assert_eq!((out[0]["type"].as_str(), out[0]["subtype"].as_str()), (Some("system"), Some("init")));
+    let results: Vec<&Value> = out.iter().filter(|l| l["type"] == "result").collect();
+    assert_eq!(results.len(), 1);
+    assert_eq!(out.last().unwrap()["type"], "result");
+    let r = results[0];
+    // Every member the SDK's reader requires of a result.
+    for k in ["subtype", "is_error", "duration_ms", "duration_api_ms", "num_turns", "session_id"] {
+        assert!(r.get(k).is_some(), "{k}: {r}");
+    }
+    assert_eq!((r["subtype"].as_str(), r["is_error"].as_bool()), (Some("error_during_execution"), Some(true)));
+    assert!(r["result"].as_str().unwrap().contains("needs approval"), "{r}");
+    // The refused call: a tool_use, its tool_result with is_error, and a permission denial.
+    let denial = &r["permission_denials"][0];
+    assert_eq!((denial["tool_name"].as_str(), denial["tool_use_id"].as_str()), (Some("bash"), Some("p2")));
+    let refused =
+        out.iter().find(|l| l["type"] == "user" && l["message"]["content"][0]["tool_use_id"] == "p2").unwrap();
+    assert_eq!(refused["message"]["content"][0]["is_error"], true);
+    // A message's lines share its id; every assistant line's role is assistant.
+    for l in out.iter().filter(|l| l["type"] == "assistant") {
+        assert_eq!(l["message"]["role"], "assistant");
+        assert!(l["message"]["id"].as_str().unwrap().starts_with("msg_"));
+    }
+
+    // Usage: the cache split out of canonical input (claude-code.md, Usage).
+    let wuu = std::fs::read(common::fixtures().join("wuu/success.jsonl")).unwrap();
+    let want =
+        common::values(&common::translate(&wuu, Dialect::Wuu, Dialect::Canonical)).pop().unwrap()["usage"].clone();
+    let r = common::values(&common::translate(&wuu, Dialect::Wuu, Dialect::ClaudeCode)).pop().unwrap();
+    let u = &r["usage"];
+    let input = u["input_tokens"].as_u64().unwrap()
+        + u["cache_read_input_tokens"].as_u64().unwrap()
+        + u["cache_creation_input_tokens"].as_u64().unwrap();
+    assert_eq!(input, want["input"].as_u64().unwrap());
+    assert_eq!(u["cache_read_input_tokens"], want["cache_read"]);
+    assert_eq!((r["subtype"].as_str(), r["is_error"].as_bool()), (Some("success"), Some(false)));
+    let problems = agentgate::contract::check_stream(
+        Dialect::ClaudeCode.contract(),
+        &common::translate(&wuu, Dialect::Wuu, Dialect::ClaudeCode),
+    );
+    assert!(problems.is_empty(), "{problems:?}");
+}
+
+#[cfg(unix)]
+#[test]
+fn exec_as_claude_code_exits_as_claude_does() {
+    // claude-code.md: 0 for a completed run, 1 for a failed one.
+    for (file, code) in [("localcode/success.jsonl", 0), ("localcode/failed.jsonl", 1)] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_agentgate"))
+            .args(["exec", "--as", "claude-code", "--", "cat"])
+            .arg(common::fixtures().join(file))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(code), "{file}");
+    }
+}

@@ -62,6 +62,17 @@ pub enum Command {
         /// base-context: write the --json-deltas form
         #[arg(long)]
         json_deltas: bool,
+        /// claude-code: stream-json reads Claude's stdin protocol (as the Agent SDK's client
+        /// writes it): control requests are answered, and the user message's text goes to the
+        /// agent's stdin
+        #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = ["text", "stream-json"])]
+        input_format: String,
+        /// Claude's --output-format and --verbose, accepted for a command line written for Claude
+        /// Code (the output is the --as dialect's)
+        #[arg(long, value_name = "FORMAT", hide = true)]
+        output_format: Option<String>,
+        #[arg(long, hide = true)]
+        verbose: bool,
         /// The agent's command and its arguments, after --
         #[arg(last = true, required = true, value_name = "CMD")]
         command: Vec<String>,

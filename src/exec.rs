@@ -49,7 +49,56 @@ pub struct Exec<'a> {
     pub timeout: Option<Duration>,
     pub kill_after: Duration,
     pub json_deltas: bool,
+    /// Read Claude Code's stream-json input protocol on stdin (see [`claude_handshake`]).
+    pub stream_input: bool,
     pub command: &'a [String],
+}
+
+/// Stands in for Claude Code's side of its stdin protocol (`--input-format stream-json`, as
+/// the Agent SDK's client speaks it): answers each `control_request` (`initialize` and any
+/// other) with a `control_response` of subtype `success`, until the first `user` message, whose
+/// text it gives back: the prompt for the agent. Lines that are not JSON objects are skipped.
+/// `None` when stdin ends first.
+pub fn claude_handshake(input: &mut dyn io::BufRead, out: &mut dyn Write) -> io::Result<Option<String>> {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if input.read_line(&mut line)? == 0 {
+            return Ok(None);
+        }
+        let Ok(serde_json::Value::Object(m)) = serde_json::from_str::<serde_json::Value>(line.trim()) else { continue };
+        match m.get("type").and_then(serde_json::Value::as_str) {
+            Some("control_request") => {
+                let id = m.get("request_id").cloned().unwrap_or(serde_json::Value::Null);
+                let initialize = m["request"]["subtype"] == "initialize";
+                let body = if initialize {
+                    serde_json::json!({"commands": [], "output_style": "default", "available_output_styles": ["default"], "models": [], "account": {}})
+                } else {
+                    serde_json::json!({})
+                };
+                let reply = serde_json::json!({
+                    "type": "control_response",
+                    "response": {"subtype": "success", "request_id": id, "response": body},
+                });
+                writeln!(out, "{reply}")?;
+                out.flush()?;
+            }
+            Some("user") => {
+                let content = &m["message"]["content"];
+                let text = match content {
+                    serde_json::Value::String(s) => s.clone(),
+                    serde_json::Value::Array(blocks) => blocks
+                        .iter()
+                        .filter_map(|b| b.get("text").and_then(serde_json::Value::as_str))
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                    _ => String::new(),
+                };
+                return Ok(Some(text));
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Sends `sig` to the agent's process group: the agent and whatever it started, so that none of
@@ -69,6 +118,19 @@ impl Exec<'_> {
         // The agent runs in our directory: the working directory a target may require.
         opts.encode.cwd = std::env::current_dir().ok().map(|d| d.to_string_lossy().into_owned());
         let program = &self.command[0];
+        // Claude Code's stdin protocol, before the agent starts: it has no prompt until then.
+        let prompt = if self.stream_input && self.to == Dialect::ClaudeCode {
+            let mut stdin = io::BufReader::new(io::stdin());
+            match claude_handshake(&mut stdin, &mut io::stdout()) {
+                Ok(p) => Some(p.unwrap_or_default()),
+                Err(e) => {
+                    eprintln!("agentgate: cannot read the stream-json input: {e}");
+                    Some(String::new())
+                }
+            }
+        } else {
+            None
+        };
         let stdout = io::stdout();
         let mut out = stdout.lock();
 
@@ -76,7 +138,7 @@ impl Exec<'_> {
         // once, and a stop reaches everything the agent started.
         let spawned = Command::new(program)
             .args(&self.command[1..])
-            .stdin(Stdio::inherit())
+            .stdin(if prompt.is_some() { Stdio::piped() } else { Stdio::inherit() })
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .process_group(0)
@@ -97,6 +159,15 @@ impl Exec<'_> {
         };
         let pid = child.id();
         let child_stdout = child.stdout.take().expect("stdout is piped");
+        if let (Some(prompt), Some(mut stdin)) = (prompt, child.stdin.take()) {
+            // The prompt on the agent's stdin, closed after it; what else comes on ours (the
+            // client closes it after the result) is read and let go.
+            std::thread::spawn(move || {
+                let _ = writeln!(stdin, "{prompt}");
+                drop(stdin);
+                let _ = io::copy(&mut io::stdin(), &mut io::sink());
+            });
+        }
 
         // Signals to agentgate go to the child; a second SIGINT kills it.
         let signal = Arc::new(AtomicI32::new(0));

@@ -39,8 +39,9 @@ fn main() -> ExitCode {
             validate_command(&dialect, warnings, strict, format, &paths)
         }
         #[cfg(unix)]
-        Some(Command::Exec { to, from, timeout, kill_after, json_deltas, command }) => {
-            exec_command(&to, &from, timeout.as_deref(), &kill_after, json_deltas, &command)
+        Some(Command::Exec { to, from, timeout, kill_after, json_deltas, input_format, command, .. }) => {
+            let stream_input = input_format == "stream-json";
+            exec_command(&to, &from, timeout.as_deref(), &kill_after, json_deltas, stream_input, &command)
         }
         Some(Command::Summary { from, full, totals, format, strict, paths }) => {
             summary_command(&from, full, totals, format, strict, &paths)
@@ -130,6 +131,7 @@ fn exec_command(
     timeout: Option<&str>,
     kill_after: &str,
     json_deltas: bool,
+    stream_input: bool,
     command: &[String],
 ) -> u8 {
     let parse = |s: &str| {
@@ -143,7 +145,7 @@ fn exec_command(
         Err(()) => return 2,
     };
     let Ok(to) = to.parse() else { return 2 };
-    exec::Exec { to, from: from.parse().ok(), timeout, kill_after, json_deltas, command }.run()
+    exec::Exec { to, from: from.parse().ok(), timeout, kill_after, json_deltas, stream_input, command }.run()
 }
 
 fn validate_command(dialect: &str, warnings: bool, strict: bool, format: cli::FindingFormat, paths: &[PathBuf]) -> u8 {

@@ -232,3 +232,53 @@ fn exec_exits_with_the_status_its_own_terminal_record_states() {
         }
     }
 }
+
+/// Standing in for Claude Code behind the Agent SDK's client: `--input-format stream-json`
+/// answers the client's initialize `control_request` with its `control_response`, and gives
+/// the user message's text to the agent on its stdin.
+#[test]
+fn exec_as_claude_code_answers_the_sdks_handshake_and_passes_the_prompt_on() {
+    use std::io::Write;
+    let fixture = fixture("localcode/success.jsonl");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentgate"))
+        .args([
+            "exec",
+            "--as",
+            "claude-code",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--",
+        ])
+        .args(["sh", "-c", r#"read -r p; [ "$p" = "hello there" ] && cat "$0""#, &fixture])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(
+        stdin,
+        r#"{{"type":"control_request","request_id":"req_1_ab","request":{{"subtype":"initialize","hooks":null}}}}"#
+    )
+    .unwrap();
+    writeln!(stdin, r#"{{"type":"user","session_id":"","message":{{"role":"user","content":"hello there"}},"parent_tool_use_id":null}}"#).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let lines: Vec<Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines[0]["type"], "control_response");
+    assert_eq!(
+        (lines[0]["response"]["subtype"].as_str(), lines[0]["response"]["request_id"].as_str()),
+        (Some("success"), Some("req_1_ab"))
+    );
+    assert_eq!((lines[1]["type"].as_str(), lines[1]["subtype"].as_str()), (Some("system"), Some("init")));
+    let result = lines.last().unwrap();
+    assert_eq!(
+        (result["subtype"].as_str(), result["is_error"].as_bool()),
+        (Some("success"), Some(false)),
+        "the agent got its prompt"
+    );
+}

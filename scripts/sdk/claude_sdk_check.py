@@ -1,0 +1,110 @@
+"""The official Claude Agent SDK (claude-agent-sdk, Python) reading agentgate's claude-code
+output: each fixture of every dialect through the SDK's message parser, and end to end through
+its client (query) pointed (cli_path) at a wrapper that runs
+`agentgate exec --as claude-code --input-format stream-json -- cat FIXTURE`, which answers the
+SDK's initialize handshake. The typed messages (result subtype, is_error, usage, tool uses and
+results) are held to the facts agentgate's canonical translation of the fixture states.
+
+Usage: python claude_sdk_check.py AGENTGATE FIXTURES_DIR WRAPPER
+"""
+import asyncio
+import json
+import os
+import subprocess
+import sys
+
+from claude_agent_sdk import AssistantMessage, ClaudeAgentOptions, ResultMessage, UserMessage, query
+from claude_agent_sdk._internal.message_parser import parse_message
+from claude_agent_sdk.types import ToolResultBlock, ToolUseBlock
+
+AGENTGATE, FIXTURES, WRAPPER = sys.argv[1:4]
+
+
+def facts(path):
+    out = subprocess.run([AGENTGATE, "--to", "canonical", path], capture_output=True, text=True).stdout
+    lines = [json.loads(l) for l in out.splitlines()]
+    t = lines[-1]
+    # Every call made (one id may be given twice), and a result or refusal whose call the
+    # stream never showed (it gets a tool_use of its own).
+    made = [l.get("id") for l in lines if l["type"] == "tool_call"]
+    for s in (l for l in lines if l["type"] == "session_summary"):
+        made += [c.get("id") for c in s.get("tool_calls") or []]
+    orphans = {l.get("id") for l in lines if l["type"] in ("tool_result", "permission_denied")} - set(made)
+    results = sum(1 for l in open(path, encoding="utf-8") if '"type":"result"' in l) if "claude-code" in path else 1
+    return {"outcome": t["outcome"], "final_text": t.get("final_text") or "", "usage": t.get("usage") or {},
+            "calls": len(made) + len(orphans), "results": max(results, 1)}
+
+
+def check(messages, want):
+    problems = []
+    results = [m for m in messages if isinstance(m, ResultMessage)]
+    if len(results) != want["results"]:
+        return [f"{len(results)} ResultMessage, want {want['results']}"]
+    if want["results"] > 1:
+        # A Claude Code stream with several results comes back with them: the outcome only.
+        return [] if results[-1].is_error == (want["outcome"] != "completed") else ["is_error of the last result"]
+    r = results[0]
+    completed = want["outcome"] == "completed"
+    if r.is_error == completed:
+        problems.append(f"is_error {r.is_error} for a {want['outcome']} run")
+    if completed and r.subtype != "success":
+        problems.append(f"subtype {r.subtype}")
+    if completed and (r.result or "") != want["final_text"]:
+        problems.append(f"result {r.result!r}, want {want['final_text']!r}")
+    u = r.usage or {}
+    got_input = u.get("input_tokens", 0) + u.get("cache_read_input_tokens", 0) + u.get("cache_creation_input_tokens", 0)
+    if got_input != want["usage"].get("input", 0):
+        problems.append(f"input tokens {got_input}, want {want['usage'].get('input', 0)}")
+    if u.get("output_tokens", 0) != want["usage"].get("output", 0):
+        problems.append(f"output tokens {u.get('output_tokens')}, want {want['usage'].get('output', 0)}")
+    uses = {b.id for m in messages if isinstance(m, AssistantMessage) for b in m.content if isinstance(b, ToolUseBlock)}
+    answered = {b.tool_use_id for m in messages if isinstance(m, UserMessage) and isinstance(m.content, list)
+                for b in m.content if isinstance(b, ToolResultBlock)}
+    if len(uses) != want["calls"]:
+        problems.append(f"{len(uses)} tool uses, want {want['calls']}")
+    if not answered <= uses:
+        problems.append(f"results for calls never made: {answered - uses}")
+    if r.session_id is None or r.num_turns is None or r.duration_ms is None:
+        problems.append("result lacks session_id, num_turns or duration_ms")
+    return problems
+
+
+async def end_to_end(path):
+    env = {"AGENTGATE": AGENTGATE, "AGENTGATE_FIXTURE": path, "CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK": "1"}
+    options = ClaudeAgentOptions(cli_path=WRAPPER, env=env)
+    return [m async for m in query(prompt="go", options=options)]
+
+
+def main():
+    passed = failed = 0
+    for dialect in sorted(os.listdir(FIXTURES)):
+        folder = os.path.join(FIXTURES, dialect)
+        if not os.path.isdir(folder):
+            continue
+        for name in sorted(f for f in os.listdir(folder) if f.endswith(".jsonl")):
+            path = os.path.join(folder, name)
+            want = facts(path)
+            out = subprocess.run([AGENTGATE, "--to", "claude-code", path], capture_output=True, text=True).stdout
+            parsed = [m for m in (parse_message(json.loads(l)) for l in out.splitlines()) if m is not None]
+            problems = [f"parser: {p}" for p in check(parsed, want)]
+            try:
+                messages = asyncio.run(end_to_end(path))
+                problems += [f"client: {p}" for p in check(messages, want)]
+                if want["outcome"] != "completed":
+                    problems.append(f"client: a {want['outcome']} run did not raise")
+            except Exception as e:  # noqa: BLE001 - the check reports whatever the SDK raised
+                # The client raises on an error result: a run that did not complete says so.
+                if want["outcome"] == "completed" or "error result" not in str(e):
+                    problems.append(f"client raised {type(e).__name__}: {e}")
+            if problems:
+                failed += 1
+                print(f"FAIL {dialect}/{name}\n  " + "\n  ".join(problems))
+            else:
+                passed += 1
+                print(f"ok   {dialect}/{name}: {want['outcome']}")
+    print(f"claude-sdk: {passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -16,18 +16,9 @@ fn fixture(rel: &str) -> String {
     std::fs::read_to_string(common::fixtures().join(rel)).unwrap()
 }
 
-/// The valid stream each dialect's breaks start from.
+/// The valid stream each dialect's breaks start from: the fixture that stands for it.
 fn valid(d: Dialect) -> String {
-    fixture(match d {
-        Dialect::Localcode => "localcode/success.jsonl",
-        Dialect::Adal => "adal/success.jsonl",
-        Dialect::Wuu => "wuu/success.jsonl",
-        Dialect::Loom => "loom/approval-required.jsonl",
-        Dialect::BaseContext => "base-context/success.jsonl",
-        Dialect::ClaudeCode => "claude-code/success.jsonl",
-        Dialect::Codex => "codex/success.jsonl",
-        Dialect::Canonical => "canonical/cumulative-usage.jsonl",
-    })
+    std::fs::read_to_string(common::representative(d)).unwrap()
 }
 
 fn lines(text: &str) -> Vec<Value> {

@@ -13,6 +13,7 @@ use crate::json::{write_line, Layout};
 use crate::normalize::Context;
 use crate::report::Fate;
 
+#[derive(Default)]
 pub struct Encoder {
     started: bool,
     session_id: String,
@@ -39,30 +40,7 @@ pub struct Encoder {
 
 impl Encoder {
     pub fn new() -> Self {
-        Encoder {
-            started: false,
-            session_id: String::new(),
-            model: String::new(),
-            base: String::new(),
-            made: 0,
-            message: None,
-            text: None,
-            reasoning: None,
-            turns: 0,
-            denials: Vec::new(),
-            calls: indexmap::IndexMap::new(),
-            last_text: None,
-            fatal: None,
-            denied: None,
-            done: false,
-            wrote_result: false,
-        }
-    }
-}
-
-impl Default for Encoder {
-    fn default() -> Self {
-        Self::new()
+        Self::default()
     }
 }
 

@@ -112,6 +112,17 @@ pub enum Event {
     PermissionDenied(Denial),
     /// Token counts, with the scope and basis they were reported in.
     Usage(Usage),
+    /// What the source says a request or the run cost, in US dollars (agentgate never prices
+    /// tokens itself). `total` is the run's cost so far rather than a part to add (Claude's
+    /// `total_cost_usd`, loom's Session `cost_usd`); `parts` are the source's breakdown
+    /// (base-context's `input`, `output`, `cacheRead`, `cacheWrite`, `total`).
+    Cost {
+        usd: f64,
+        #[serde(default, skip_serializing_if = "is_false")]
+        total: bool,
+        #[serde(default, skip_serializing_if = "Map::is_empty")]
+        parts: Fields,
+    },
     /// A named work stage.
     Stage { name: String },
     /// A notice for the user.
@@ -718,6 +729,9 @@ pub struct Terminal {
     /// True when the source had no terminal record and agentgate made this one.
     #[serde(default, skip_serializing_if = "is_false")]
     pub synthesized: bool,
+    /// The run's cost in US dollars, where the source states one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
 }
 
 impl Terminal {
@@ -732,6 +746,7 @@ impl Terminal {
             model: None,
             usage: None,
             synthesized: false,
+            cost_usd: None,
         }
     }
 }
@@ -761,6 +776,7 @@ impl Event {
             Event::ToolWithdrawn { .. } => "tool_withdrawn",
             Event::PermissionDenied(_) => "permission_denied",
             Event::Usage(_) => "usage",
+            Event::Cost { .. } => "cost",
             Event::Stage { .. } => "stage",
             Event::Notice { .. } => "notice",
             Event::Error { .. } => "error",

@@ -180,6 +180,8 @@ pub struct Normalizer {
     /// Call ids given out so far (the most recent [`MAX_OPEN_CALLS`]), for targets that match
     /// results to calls by id: a source id seen again gets a new one.
     ids_given: IndexMap<Name, (), FnvBuild>,
+    /// The run's cost so far, in US dollars, where the source states one.
+    cost: Option<f64>,
     /// A source id given again, and the id its latest call got instead: what later records
     /// naming that id (its result, its output, a refusal) are rewritten to.
     aliases: IndexMap<Name, Name, FnvBuild>,
@@ -200,6 +202,7 @@ impl Normalizer {
             terminal_done: false,
             outcome: None,
             ids_given: IndexMap::default(),
+            cost: None,
             aliases: IndexMap::default(),
             turn_ended: false,
             turn_closed: false,
@@ -384,6 +387,11 @@ impl Normalizer {
                 }
             }
             Event::Usage(u) => self.account(u),
+            Event::Cost { usd, total, .. } => {
+                // A part adds to the run's cost; a total is the run's cost so far.
+                let so_far = if *total { 0.0 } else { self.cost.unwrap_or(0.0) };
+                self.cost = Some(so_far + *usd);
+            }
             Event::SessionSummary(summary) => {
                 // Its totals are the session's usage, counted once, for the run's totals.
                 let usage = Usage {
@@ -395,6 +403,10 @@ impl Normalizer {
                     tokens: summary.tokens,
                 };
                 self.account(&usage);
+                // And its cost, a part of the run's (loom: "the session's total cost").
+                if let Some(c) = summary.cost_usd.as_ref().and_then(serde_json::Number::as_f64) {
+                    self.cost = Some(self.cost.unwrap_or(0.0) + c);
+                }
             }
             Event::Error { message, .. } => self.last_error = Some(message.clone()),
             Event::FinalAnswer { text } => {
@@ -461,6 +473,10 @@ impl Normalizer {
                 tokens: summary.tokens,
             };
             fate = fate.max(self.process(Record::new(origin, Event::Usage(usage)), enc, sink));
+        }
+        if let Some(usd) = summary.cost_usd.as_ref().and_then(serde_json::Number::as_f64) {
+            let cost = Event::Cost { usd, total: false, parts: serde_json::Map::new() };
+            fate = fate.max(self.process(Record::new(origin, cost), enc, sink));
         }
         fate
     }
@@ -607,6 +623,9 @@ impl Normalizer {
 
     fn complete_terminal(&mut self, t: &mut Terminal) {
         t.usage = if self.ctx.totals.is_empty() { None } else { Some(self.ctx.totals) };
+        if t.cost_usd.is_none() {
+            t.cost_usd = self.cost;
+        }
         if t.error.is_none() && t.outcome == Outcome::Failed {
             t.error = self.last_error.clone();
         }

@@ -52,6 +52,9 @@ pub struct RunSummary {
     pub first_timestamp_ms: Option<u64>,
     pub last_timestamp_ms: Option<u64>,
     pub problems: Vec<String>,
+    /// The run's cost in US dollars, where its source states one (summed over its requests,
+    /// each counted once; or the source's own total).
+    pub cost_usd: Option<f64>,
 }
 
 impl RunSummary {
@@ -94,6 +97,9 @@ impl RunSummary {
             tokens.insert("basis".into(), json!(self.tokens_basis.join("+")));
         }
         m.insert("tokens".into(), Value::Object(tokens));
+        if let Some(c) = self.cost_usd {
+            m.insert("cost_usd".into(), json!(c));
+        }
         for (k, v) in [
             ("duration_ms", self.duration_ms),
             ("first_timestamp_ms", self.first_timestamp_ms),
@@ -219,6 +225,7 @@ impl Encode for Gather {
                 self.model(t.model.as_deref());
                 let mut s = self.s.borrow_mut();
                 s.outcome = Some(t.outcome);
+                s.cost_usd = t.cost_usd;
                 s.reason = t.reason.clone();
                 s.error = t.error.clone();
                 s.exit_status = t.exit_code.or_else(|| {
@@ -303,7 +310,11 @@ pub fn totals(runs: &[RunSummary]) -> Value {
     let mut by_model: BTreeMap<&str, u64> = BTreeMap::new();
     let mut tools: BTreeMap<&str, ToolCount> = BTreeMap::new();
     let mut tokens = Tokens::default();
+    let mut cost: Option<f64> = None;
     for r in runs {
+        if let Some(c) = r.cost_usd {
+            cost = Some(cost.unwrap_or(0.0) + c);
+        }
         *by_outcome.entry(r.outcome.map_or("unknown", Outcome::name)).or_default() += 1;
         *by_dialect.entry(r.dialect.map_or("unknown", Dialect::name)).or_default() += 1;
         for m in &r.models {
@@ -325,6 +336,7 @@ pub fn totals(runs: &[RunSummary]) -> Value {
         "by_dialect": by_dialect,
         "by_model": by_model,
         "tokens": tok,
+        "cost_usd": cost,
         "tools": tools,
     }})
 }

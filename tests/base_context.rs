@@ -657,3 +657,52 @@ fn a_usage_that_raised_only_a_cache_figure_keeps_the_run_totals() {
     let t = canonical(text.as_bytes()).pop().unwrap();
     assert_eq!((t["usage"]["input"].as_u64(), t["usage"]["cache_read"].as_u64()), (Some(300), Some(80)));
 }
+
+/// Cost is part of usage (issue "same dialect in"): a message's `usage.cost` (notes 1.3, USD)
+/// is carried: base-context gets each message's breakdown back, the summary states the run's
+/// cost (each message once), Claude Code's result its total_cost_usd, loom's Session cost_usd.
+#[test]
+fn a_messages_cost_is_carried_not_zeroed() {
+    let zeros = r#""cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}"#;
+    let text = String::from_utf8(fixture("success.jsonl")).unwrap();
+    let ends: Vec<usize> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains("\"type\":\"message_end\"") && l.contains("\"role\":\"assistant\""))
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(ends.len(), 2);
+    let costs = [
+        r#""cost":{"input":0.000009,"output":0.00144,"cacheRead":0.001236,"cacheWrite":0.00709875,"total":0.00978375}"#,
+        r#""cost":{"input":0.000018,"output":0.000615,"cacheRead":0.0018039,"cacheWrite":0.000795,"total":0.0032319000000000002}"#,
+    ];
+    let lines: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| match ends.iter().position(|e| *e == i) {
+            Some(k) => l.replace(zeros, costs[k]),
+            None => l.to_string(),
+        })
+        .collect();
+    let input = lines.join("\n") + "\n";
+    // base-context to itself: each message_end has its own cost back.
+    let out = encode(input.as_bytes(), Dialect::BaseContext, false);
+    let got: Vec<f64> = out
+        .iter()
+        .filter(|l| l["type"] == "message_end" && l["message"]["role"] == "assistant")
+        .map(|l| l["message"]["usage"]["cost"]["total"].as_f64().unwrap())
+        .collect();
+    assert_eq!(got, [0.00978375, 0.0032319000000000002]);
+    // The summary: the two messages' costs, once each (not again from turn_end or agent_end).
+    let s = agentgate::summary::summarize(input.as_bytes(), "run", Some(Dialect::BaseContext), false);
+    assert!((s.cost_usd.unwrap() - 0.01301565).abs() < 1e-12, "{:?}", s.cost_usd);
+    // Claude Code's result and loom's Session carry it; a target with no place for it drops it.
+    let claude = common::values(&common::translate(input.as_bytes(), Dialect::BaseContext, Dialect::ClaudeCode));
+    assert!((claude.last().unwrap()["total_cost_usd"].as_f64().unwrap() - 0.01301565).abs() < 1e-12);
+    let loom = common::values(&common::translate(input.as_bytes(), Dialect::BaseContext, Dialect::Loom));
+    let session = loom.iter().find(|l| l["kind"] == "Session").unwrap();
+    assert!((session["cost_usd"].as_f64().unwrap() - 0.01301565).abs() < 1e-12);
+    // A source that states no cost gets none made up in the summary.
+    let s = agentgate::summary::summarize(&fixture("success.jsonl")[..], "run", Some(Dialect::BaseContext), false);
+    assert_eq!(s.cost_usd, None);
+}

@@ -295,6 +295,15 @@ impl Decoder {
             out.push(own(Event::Error { message: e.clone(), fatal: matches!(stop.as_deref(), Some("error")) }));
         }
         if let Some(u) = message.remove("usage") {
+            // The message's cost (notes 1.3: usage.cost, in USD, `total` the sum of the four),
+            // a part of the run's, with its breakdown for a base-context target.
+            let cost = u.to_value().get("cost").and_then(Value::as_object).cloned();
+            // (All zeros is pi's "unknown", notes 1.3: not a stated cost.)
+            let stated = |c: &serde_json::Map<String, Value>| c.values().any(|v| v.as_f64().is_some_and(|x| x != 0.0));
+            if let Some(cost) = cost.filter(|c| c.get("total").is_some_and(Value::is_number) && stated(c)) {
+                let usd = cost.get("total").and_then(Value::as_f64).unwrap_or(0.0);
+                out.push(own(Event::Cost { usd, total: false, parts: cost }));
+            }
             let mut rec = own(Event::Usage(Usage {
                 scope: Scope::Round,
                 basis: Basis::Delta,

@@ -245,6 +245,8 @@ struct Message {
     state: State,
     id: u64,
     meta: Meta,
+    /// The message's cost as the source stated it (base-context's breakdown, or a total).
+    cost: Option<Map<String, Value>>,
 }
 
 impl Message {
@@ -263,6 +265,7 @@ impl Message {
             state,
             id,
             meta,
+            cost: None,
         }
     }
 }
@@ -347,6 +350,8 @@ pub struct Encoder {
     retry_pending: bool,
     /// Input tokens a message could not state (see `end_message`), still to take from later ones.
     input_owed: u64,
+    /// A cost the source stated for the usage that comes next (it goes on that usage's message).
+    next_cost: Option<Map<String, Value>>,
 }
 
 /// Most bytes a list emptied after use keeps for the next round or loop: reused, the lists
@@ -399,6 +404,7 @@ impl Encoder {
             compaction_reason: None,
             retry_pending: false,
             input_owed: 0,
+            next_cost: None,
         }
     }
 }
@@ -456,7 +462,7 @@ fn usage_counts(t: &Tokens) -> [(&'static str, u64); 5] {
 
 /// [`usage_json`] written straight to `out`, byte for byte (it is on every line of the plain
 /// form's updates).
-fn write_usage(out: &mut Vec<u8>, t: &Tokens) {
+fn write_usage(out: &mut Vec<u8>, t: &Tokens, cost: Option<&Map<String, Value>>) {
     for (n, (key, count)) in usage_counts(t).into_iter().enumerate() {
         out.push(if n == 0 { b'{' } else { b',' });
         write_str(out, key, Layout::Compact);
@@ -464,21 +470,29 @@ fn write_usage(out: &mut Vec<u8>, t: &Tokens) {
         // serde_json's integer formatting (itoa), which cannot fail on a Vec.
         let _ = serde_json::to_writer(&mut *out, &count);
     }
-    out.extend_from_slice(br#","cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}"#);
+    match cost {
+        Some(c) => {
+            out.extend_from_slice(br#","cost":"#);
+            write_value(out, &Value::Object(c.clone()), Layout::Compact);
+            out.push(b'}');
+        }
+        None => out.extend_from_slice(br#","cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}"#),
+    }
 }
 
-/// The usage object of an assistant message. Cost is unknown here: zeros.
-fn usage_json(t: &Tokens) -> Value {
+/// The usage object of an assistant message: its cost as the source stated it, else zeros
+/// (agentgate never prices tokens; `--report` says the cost was made up).
+fn usage_json(t: &Tokens, cost: Option<&Map<String, Value>>) -> Value {
     let zero = json!(0);
     let mut pairs: Vec<(&str, Value)> = usage_counts(t).into_iter().map(|(k, n)| (k, json!(n))).collect();
-    let cost = [
+    let made = [
         ("input", zero.clone()),
         ("output", zero.clone()),
         ("cacheRead", zero.clone()),
         ("cacheWrite", zero.clone()),
         ("total", zero),
     ];
-    pairs.push(("cost", obj(cost.to_vec())));
+    pairs.push(("cost", cost.map_or_else(|| obj(made.to_vec()), |c| Value::Object(c.clone()))));
     obj(pairs)
 }
 
@@ -584,7 +598,7 @@ impl Encoder {
         out.extend_from_slice(b",\"model\":");
         write_str(out, model_of(m, ctx), Layout::Compact);
         out.extend_from_slice(b",\"usage\":");
-        write_usage(out, &m.usage);
+        write_usage(out, &m.usage, m.cost.as_ref());
         out.extend_from_slice(b",\"stopReason\":");
         write_str(out, stop, Layout::Compact);
         out.extend_from_slice(b",\"timestamp\":");
@@ -598,7 +612,7 @@ impl Encoder {
             ("api", json!(m.meta.api.as_deref().unwrap_or("unknown"))),
             ("provider", json!(m.meta.provider.as_deref().unwrap_or("unknown"))),
             ("model", json!(model_of(m, ctx))),
-            ("usage", usage_json(&m.usage)),
+            ("usage", usage_json(&m.usage, m.cost.as_ref())),
             ("stopReason", json!(stop)),
             ("timestamp", json!(m.meta.timestamp.unwrap_or(self.epoch_ms))),
         ];
@@ -1066,7 +1080,7 @@ impl Encode for Encoder {
         // What waits for the next record ends now, unless that record is the run's end (or
         // only tells the end something: the answer, an error).
         match rec.event {
-            Event::Terminal(_) | Event::FinalAnswer { .. } | Event::Error { .. } => {}
+            Event::Terminal(_) | Event::FinalAnswer { .. } | Event::Error { .. } | Event::Cost { .. } => {}
             // A turn's end ends the loop, not yet its last message.
             Event::TurnEnd { .. } if self.pending_loop => self.close_loop(ctx, sink),
             Event::TurnEnd { .. } => {}
@@ -1304,6 +1318,9 @@ impl Encode for Encoder {
                 }
                 let m = self.msg.as_mut().expect("ensured");
                 m.usage = m.usage.plus(&ctx.delta);
+                if let Some(c) = self.next_cost.take() {
+                    m.cost = Some(c);
+                }
                 if own && !rec.extra.is_empty() {
                     // What the source's message and its blocks had beyond the model.
                     for (k, v) in rec.extra.to_fields() {
@@ -1341,6 +1358,19 @@ impl Encode for Encoder {
             }
             Event::FinalAnswer { text } => {
                 self.final_answer = Some(text.clone());
+                return Fate::Absorbed;
+            }
+            Event::Cost { usd, total: false, parts } => {
+                // A request's cost: its breakdown where the source gave one (base-context's),
+                // else the total alone.
+                let c = if parts.is_empty() {
+                    let mut c = Map::new();
+                    c.insert("total".into(), json!(usd));
+                    c
+                } else {
+                    parts.clone()
+                };
+                self.next_cost = Some(c);
                 return Fate::Absorbed;
             }
             Event::Notice { text } if !own || rec.extra.is_empty() => {

@@ -288,6 +288,8 @@ impl Decode for Decoder {
         if !r.usage.is_empty() {
             t.usage = Some(r.usage);
         }
+        // claude-code.md: total_cost_usd is the run's cost (from the last result).
+        t.cost_usd = r.cost;
         out.push(own(Event::Terminal(t)));
     }
 }

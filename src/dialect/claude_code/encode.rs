@@ -197,11 +197,15 @@ impl Encoder {
             ("result", json!(text)),
             ("stop_reason", Value::Null),
             ("session_id", json!(self.session_id)),
+            // Only where the source states a cost: agentgate never prices tokens.
+            ("total_cost_usd", t.cost_usd.map_or(Value::Null, |c| json!(c))),
             ("usage", usage_of(&ctx.totals)),
             ("permission_denials", Value::Array(std::mem::take(&mut self.denials))),
             ("uuid", json!(uuid)),
         ] {
-            line.insert(k.into(), v);
+            if !(k == "total_cost_usd" && v.is_null()) {
+                line.insert(k.into(), v);
+            }
         }
         put(sink, Value::Object(line));
         self.done = true;
@@ -376,7 +380,8 @@ impl Encode for Encoder {
                 }
                 return Fate::Absorbed;
             }
-            Event::FinalAnswer { .. } | Event::Usage(_) => return Fate::Absorbed,
+            // (The run's cost goes on its result, from the terminal.)
+            Event::FinalAnswer { .. } | Event::Usage(_) | Event::Cost { .. } => return Fate::Absorbed,
             Event::ToolOutput { .. } => return Fate::Absorbed,
             other => {
                 sink.report.dropped_kind(other.kind());

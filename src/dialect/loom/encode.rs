@@ -420,6 +420,8 @@ impl Encoder {
             tool_calls: None,
             unk: Some(self.run.unknown),
             transcript_digest: (!ctx.input_digest.is_empty()).then(|| ctx.input_digest.clone()),
+            // "The session's total cost in US dollars, the vendor's figure passed through".
+            cost_usd: t.cost_usd.and_then(serde_json::Number::from_f64),
             ..Summary::default()
         }
     }

@@ -175,8 +175,7 @@ fn own(event: Event) -> Record {
 /// base-context usage → canonical: its `input` excludes cache reads and writes, canonical input
 /// includes them. A count written as a string of digits is read as the count; one that is no
 /// count (negative, fractional, not a number) is left out and reported.
-fn usage(u: Member<'_>, out: &mut Decoded) -> Tokens {
-    let u = object_of(u).unwrap_or_default();
+fn usage(u: &Object<'_>, out: &mut Decoded) -> Tokens {
     let mut n = |k: &str| {
         let m = u.get(k)?;
         match m.count_taken() {
@@ -295,11 +294,21 @@ impl Decoder {
             out.push(own(Event::Error { message: e.clone(), fatal: matches!(stop.as_deref(), Some("error")) }));
         }
         if let Some(u) = message.remove("usage") {
+            let u = object_of(u).unwrap_or_default();
             // The message's cost (notes 1.3: usage.cost, in USD, `total` the sum of the four),
-            // a part of the run's, with its breakdown for a base-context target.
-            let cost = u.to_value().get("cost").and_then(Value::as_object).cloned();
-            // (All zeros is pi's "unknown", notes 1.3: not a stated cost.)
+            // a part of the run's, with its breakdown for a base-context target. All zeros is
+            // pi's "unknown" (notes 1.3), no stated cost: its text, with no digit but 0, is not
+            // even read into a value.
+            let some_digit = |m: &Member<'_>| match m {
+                Member::Raw(r, _) => r.bytes().any(|b| (b'1'..=b'9').contains(&b)),
+                Member::Value(_) => true,
+            };
+            let cost = u.get("cost").filter(|m| some_digit(m)).map(Member::to_value);
             let stated = |c: &serde_json::Map<String, Value>| c.values().any(|v| v.as_f64().is_some_and(|x| x != 0.0));
+            let cost = cost.and_then(|c| match c {
+                Value::Object(c) => Some(c),
+                _ => None,
+            });
             if let Some(cost) = cost.filter(|c| c.get("total").is_some_and(Value::is_number) && stated(c)) {
                 let usd = cost.get("total").and_then(Value::as_f64).unwrap_or(0.0);
                 out.push(own(Event::Cost { usd, total: false, parts: cost }));
@@ -310,7 +319,7 @@ impl Decoder {
                 final_: true,
                 of: None,
                 model: self.model.as_deref().map(Name::from),
-                tokens: usage(u, out),
+                tokens: usage(&u, out),
             }));
             let mut extra: Vec<(Cow<'_, str>, Member<'_>)> = Vec::new();
             // A stop that the message's content and error do not tell (a message cut short,

@@ -497,6 +497,10 @@ pub struct SummaryCall {
     pub answered: bool,
     /// That result's error flag.
     pub error: bool,
+    /// Members of the entry the model has no field for (loom's stability rules: a new optional
+    /// field of an entry of `tool_calls` is no break, and a reader ignores it), kept for loom.
+    #[serde(flatten, default, skip_serializing_if = "Map::is_empty")]
+    pub extra: Fields,
 }
 
 /// How a tool call ended.

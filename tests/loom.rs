@@ -286,3 +286,18 @@ fn a_result_for_a_repeated_id_answers_the_latest_call_that_had_it() {
     let p = |id: &str, name: &str, out: &str| (format!("{id:?}"), format!("{name:?}"), format!("{out:?}"));
     assert_eq!(pairs, vec![p("x", "first", "1"), p("x-3", "third", "3"), p("x-2", "second", "2")]);
 }
+
+/// loom.md, Stability: "a new optional field ... of a record one of its fields holds (an entry
+/// of models or tool_calls), is not a break: a reader that reads members by name ignores it".
+/// Such a member of a Session's tool_calls entry comes back to loom as it was, also through the
+/// canonical stream.
+#[test]
+fn an_unknown_member_of_a_tool_calls_entry_comes_back() {
+    let input = String::from_utf8(fixture("loom/session.jsonl"))
+        .unwrap()
+        .replace(r#""call_id":"call-0001","error":false"#, r#""call_id":"call-0001","duration_ms":12,"error":false"#);
+    assert!(input.contains("duration_ms\":12"));
+    assert_eq!(common::translate(input.as_bytes(), Dialect::Loom, Dialect::Loom), input);
+    let via = common::translate(input.as_bytes(), Dialect::Loom, Dialect::Canonical);
+    assert_eq!(common::translate(via.as_bytes(), Dialect::Canonical, Dialect::Loom), input);
+}

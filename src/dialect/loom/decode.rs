@@ -77,6 +77,13 @@ fn summary(m: &mut Object<'_>, out: &mut Decoded) -> Summary {
                     name: c["name"].as_str().unwrap_or_default().to_string(),
                     answered: c["answered"].as_bool().unwrap_or(false),
                     error: c["error"].as_bool().unwrap_or(false),
+                    extra: match c {
+                        Value::Object(o) => o
+                            .into_iter()
+                            .filter(|(k, _)| !matches!(k.as_str(), "call_id" | "name" | "answered" | "error"))
+                            .collect(),
+                        _ => serde_json::Map::new(),
+                    },
                 })
                 .collect(),
         ),

@@ -97,6 +97,8 @@ struct CallRef<'a> {
     name: &'a str,
     answered: bool,
     error: bool,
+    /// Members of a loom source's entry beyond these four, written back.
+    extra: Option<&'a serde_json::Map<String, Value>>,
 }
 
 /// Where a call's id is looked for first in [`Calls::table`] of `len` slots (a power of two):
@@ -203,6 +205,7 @@ impl Calls {
             name: self.name_of(m),
             answered: m.answered(),
             error: m.error(),
+            extra: None,
         })
     }
 }
@@ -294,6 +297,17 @@ fn write_calls<'c>(sink: &mut Sink<'_>, calls: impl Iterator<Item = CallRef<'c>>
         let out = &mut *sink.out;
         if n > 0 {
             out.push(b',');
+        }
+        if let Some(extra) = c.extra {
+            // An entry with members of its own: all of them, sorted, as loom writes a map.
+            let mut entry = extra.clone();
+            entry.insert("answered".into(), Value::Bool(c.answered));
+            entry.insert("call_id".into(), Value::String(c.id.to_string()));
+            entry.insert("error".into(), Value::Bool(c.error));
+            entry.insert("name".into(), Value::String(c.name.to_string()));
+            crate::json::write_value(out, &Value::Object(entry), Layout::Sorted);
+            sink.spill();
+            continue;
         }
         out.extend_from_slice(if c.answered { b"{\"answered\":true" } else { b"{\"answered\":false" });
         out.extend_from_slice(b",\"call_id\":");
@@ -496,7 +510,13 @@ impl Encode for Encoder {
         match &rec.event {
             Event::SessionSummary(s) => {
                 let calls = s.tool_calls.as_ref().map(|calls| {
-                    calls.iter().map(|c| CallRef { id: &c.id, name: &c.name, answered: c.answered, error: c.error })
+                    calls.iter().map(|c| CallRef {
+                        id: &c.id,
+                        name: &c.name,
+                        answered: c.answered,
+                        error: c.error,
+                        extra: Some(&c.extra).filter(|e| !e.is_empty()),
+                    })
                 });
                 emit_session(sink, s, calls, extra)
             }

@@ -813,6 +813,11 @@ impl Encoder {
             (None, None) => ("stop", None),
         };
         let m = self.msg.as_ref().expect("checked");
+        if m.cost.is_none() && ctx.source != Some(Dialect::BaseContext) {
+            // base-context requires a cost object on every message: zeros, said, where the
+            // source stated none (agentgate never prices tokens).
+            sink.report.synthesized("message.usage.cost (zeros)");
+        }
         let mut message = std::mem::take(&mut self.last_assistant);
         message.clear();
         self.write_message(&mut message, m, ctx, reason, error);

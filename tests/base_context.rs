@@ -706,3 +706,19 @@ fn a_messages_cost_is_carried_not_zeroed() {
     let s = agentgate::summary::summarize(&fixture("success.jsonl")[..], "run", Some(Dialect::BaseContext), false);
     assert_eq!(s.cost_usd, None);
 }
+
+/// A message given by its message_end alone (upstream Pi streams have no message_start): its
+/// api, provider, model and timestamp come back to base-context, not "unknown" (issue "same
+/// dialect in").
+#[test]
+fn a_message_without_message_start_keeps_its_origin() {
+    let line = r#"{"type":"message_end","message":{"role":"assistant","content":[{"type":"text","text":"Done."}],"api":"openai-responses","provider":"openai","model":"gpt-4o-mini","usage":{"input":12,"output":6,"cacheRead":0,"cacheWrite":0,"totalTokens":18,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":1773655923541}}"#;
+    let input = format!("{{\"type\":\"agent_start\"}}\n{line}\n{{\"type\":\"agent_end\",\"messages\":[]}}\n");
+    let out = encode(input.as_bytes(), Dialect::BaseContext, false);
+    let end = out.iter().find(|l| l["type"] == "message_end").unwrap();
+    let m = &end["message"];
+    assert_eq!(
+        (m["api"].as_str(), m["provider"].as_str(), m["model"].as_str(), m["timestamp"].as_u64()),
+        (Some("openai-responses"), Some("openai"), Some("gpt-4o-mini"), Some(1773655923541))
+    );
+}

@@ -57,6 +57,8 @@ struct Ending {
 }
 
 pub struct Decoder {
+    /// An assistant message_start was read for the message now streaming.
+    started: bool,
     session_id: Option<String>,
     model: Option<String>,
     /// Blocks of the current assistant message already given as events (by content index).
@@ -90,6 +92,7 @@ impl Decoder {
             retry_pending: false,
             ending: Ending::default(),
             meta: None,
+            started: false,
         }
     }
 }
@@ -424,6 +427,7 @@ impl Decode for Decoder {
             }
             "message_start" => {
                 self.meta = m.remove("message").and_then(assistant_meta);
+                self.started = self.meta.is_some();
                 out.fold();
                 return Ok(());
             }
@@ -492,6 +496,11 @@ impl Decode for Decoder {
                 };
                 match message.get_str("role").as_deref().unwrap_or_default() {
                     "assistant" => {
+                        if !std::mem::take(&mut self.started) {
+                            // A message with no message_start (upstream Pi streams give
+                            // message_end alone): its origin is on its end.
+                            self.meta = whole.clone().and_then(assistant_meta);
+                        }
                         self.assistant_end(message, out);
                         self.give_meta(out);
                         // What the message did not use is not another message's.

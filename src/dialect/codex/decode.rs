@@ -175,6 +175,17 @@ fn result_of(kind: &str, item: &Map<String, Value>) -> (ToolStatus, String, Opti
     (st, output, error)
 }
 
+/// A turn's end with `status`; for a codex or canonical target (`kept`), the closing line's
+/// own member (`usage`, `error`) kept on it for the codex encoder to write back.
+fn turn_end(out: &mut Decoded, m: Object<'_>, status: &str, kept: Option<(&str, Option<Value>)>) {
+    let mut rec = own(Event::TurnEnd { id: None, status: Some(status.into()), reason: None });
+    rec.extra = out.extra(m);
+    if let Some((key, Some(v))) = kept {
+        rec.extra.insert(key, v);
+    }
+    out.push(rec);
+}
+
 impl Decoder {
     /// One item line: its events, the whole line kept for a codex or canonical target (the last
     /// record carries it, as `type` and `item`, for the codex encoder to write back).
@@ -322,12 +333,7 @@ impl Decode for Decoder {
                     })));
                 }
                 self.turn = Some(TurnEnd::Completed);
-                let mut rec = own(Event::TurnEnd { id: None, status: Some("completed".into()), reason: None });
-                rec.extra = out.extra(m);
-                if let (true, Some(u)) = (keep, usage) {
-                    rec.extra.insert("usage", u);
-                }
-                out.push(rec);
+                turn_end(out, m, "completed", keep.then_some(("usage", usage)));
             }
             "turn.failed" => {
                 let error = m.shift_remove("error");
@@ -341,12 +347,7 @@ impl Decode for Decoder {
                     .unwrap_or_else(|| "turn failed".into());
                 out.push(own(Event::Error { message: message.clone(), fatal: true }));
                 self.turn = Some(TurnEnd::Failed(message));
-                let mut rec = own(Event::TurnEnd { id: None, status: Some("failed".into()), reason: None });
-                rec.extra = out.extra(m);
-                if let (true, Some(e)) = (keep, error) {
-                    rec.extra.insert("error", e);
-                }
-                out.push(rec);
+                turn_end(out, m, "failed", keep.then_some(("error", error)));
             }
             "error" => {
                 let message = m.take_str("message").unwrap_or_default();

@@ -135,14 +135,10 @@ pub struct CallView {
     pub output: Option<Text>,
 }
 
-/// A call answered as failed, in buffers reused from call to call.
-#[derive(Default)]
+/// A call answered as failed: its index in its round and its name.
 struct FailedCall {
-    id: String,
     index: Option<u64>,
-    name: String,
-    /// Whether it is the last call answered (a call answered since lets it go).
-    held: bool,
+    name: Name,
 }
 
 struct OpenCall {
@@ -166,8 +162,10 @@ pub struct Normalizer {
     final_answer: Option<String>,
     message_text: String,
     last_error: Option<String>,
-    /// The last call answered as failed, which a refusal may name after the fact.
-    last_failed: FailedCall,
+    /// Calls answered as failed (the most recent [`MAX_OPEN_CALLS`]), which a refusal may name
+    /// after the fact: wuu's refused call read back from adal (a failed result, then the
+    /// refusal), Claude Code's `permission_denials` on its `result` line.
+    failed: IndexMap<Name, FailedCall, FnvBuild>,
     terminal_done: bool,
     outcome: Option<Outcome>,
     /// The last record ended a turn: the next one starts the turn figures afresh.
@@ -198,7 +196,7 @@ impl Normalizer {
             final_answer: None,
             message_text: String::new(),
             last_error: None,
-            last_failed: FailedCall::default(),
+            failed: IndexMap::default(),
             terminal_done: false,
             outcome: None,
             ids_given: IndexMap::default(),
@@ -323,6 +321,10 @@ impl Normalizer {
                 self.ctx.call = CallView { index: Some(index), ..CallView::default() };
                 self.message_text.clear();
                 make_room(&mut self.open, id.as_str());
+                if !self.failed.is_empty() {
+                    // A refusal naming this id is this call's, not an earlier one's.
+                    self.failed.shift_remove(id.as_str());
+                }
                 // The call is opened once it is written (below): its strings move into the
                 // table then rather than being copied now.
             }
@@ -346,14 +348,11 @@ impl Normalizer {
                     _ => None,
                 };
                 let matched = self.answer(found, &mut r.id);
-                let last = &mut self.last_failed;
-                last.held = matched && r.status != ToolStatus::Completed;
-                if last.held {
-                    last.id.clear();
-                    last.id.push_str(r.id.as_deref().unwrap_or_default());
-                    last.index = self.ctx.call.index;
-                    last.name.clear();
-                    last.name.push_str(self.ctx.call.name.as_deref().unwrap_or_default());
+                if matched && r.status != ToolStatus::Completed {
+                    let id = Name::from(r.id.as_deref().unwrap_or_default());
+                    make_room(&mut self.failed, id.as_str());
+                    let name = self.ctx.call.name.clone().unwrap_or_default();
+                    self.failed.insert(id, FailedCall { index: self.ctx.call.index, name });
                 }
             }
             Event::ToolWithdrawn { id: Some(id) } => {
@@ -370,13 +369,14 @@ impl Normalizer {
                 // that call rather than start it again, and a summary counts it once. One of a
                 // call not seen before is that call, made and refused: it takes the next index
                 // of its round as a call would.
-                let last = &mut self.last_failed;
-                if found.is_none() && last.held && d.id.as_deref() == Some(last.id.as_str()) {
-                    last.held = false;
+                let failed = match (&d.id, found) {
+                    (Some(id), None) => self.failed.shift_remove(id.as_str()),
+                    _ => None,
+                };
+                if let Some(call) = failed {
                     self.ctx.matched = true;
                     self.ctx.answered = true;
-                    self.ctx.call =
-                        CallView { index: last.index, name: Some(last.name.as_str().into()), ..CallView::default() };
+                    self.ctx.call = CallView { index: call.index, name: Some(call.name), ..CallView::default() };
                 } else if !self.answer(found, &mut d.id) {
                     self.ctx.call = CallView {
                         index: Some(self.round_calls),

@@ -145,3 +145,60 @@ fn exec_as_claude_code_exits_as_claude_does() {
         assert_eq!(out.status.code(), Some(code), "{file}");
     }
 }
+
+#[test]
+fn permission_denials_are_refusals_of_their_calls_once() {
+    // claude-code.md, result: `permission_denials` `[{tool_name, tool_use_id, tool_input}]`;
+    // several results: "join `permission_denials`". The same call listed by two results is one
+    // refusal, of the call already made and answered as failed.
+    let text = String::from_utf8(fixture("refusal-subagent-results.jsonl")).unwrap();
+    let denial = r#"[{"tool_name":"Bash","tool_use_id":"toolu_rm","tool_input":{"command":"rm -rf build"}}]"#;
+    let twice = text.replace(r#""permission_denials":[]"#, &format!(r#""permission_denials":{denial}"#));
+    for input in [&text, &twice] {
+        let out = canonical(input.as_bytes());
+        let refusals: Vec<&Value> = out.iter().filter(|l| l["type"] == "permission_denied").collect();
+        assert_eq!(refusals.len(), 1, "{input}");
+        let r = refusals[0];
+        assert_eq!((r["id"].as_str(), r["name"].as_str()), (Some("toolu_rm"), Some("Bash")));
+        assert_eq!(r["arguments"], json!({"command": "rm -rf build"}));
+        // Not a second call, nor a second result.
+        assert_eq!(out.iter().filter(|l| l["type"] == "tool_call" && l["id"] == "toolu_rm").count(), 1);
+        assert_eq!(out.iter().filter(|l| l["type"] == "tool_result" && l["id"] == "toolu_rm").count(), 1);
+    }
+    // A reader of another dialect is told: localcode's notice says the call was refused.
+    let lc = common::translate(text.as_bytes(), Dialect::ClaudeCode, Dialect::Localcode);
+    assert!(
+        common::values(&lc)
+            .iter()
+            .any(|l| l["type"] == "notice"
+                && l["text"].as_str().is_some_and(|t| t.starts_with("permission denied: Bash")))
+    );
+    // A refusal of a call the stream never showed is still that call, made and refused.
+    let only = text.replace("\"toolu_rm\"", "\"toolu_other\"").replacen("\"toolu_other\"", "\"toolu_rm\"", 2);
+    let out = canonical(only.as_bytes());
+    let r = out.iter().find(|l| l["type"] == "permission_denied").unwrap();
+    assert_eq!(r["id"], "toolu_other");
+}
+
+#[test]
+fn the_runs_cost_is_total_cost_usd_else_the_models_costs() {
+    // claude-code.md: `total_cost_usd` (cumulative), `modelUsage[m].costUSD`: all calls,
+    // cumulative; taken from the last result. The notes: in a 2.1.3 capture the total exceeds
+    // the per-model sum, so the stated total wins where there is one.
+    let text = String::from_utf8(fixture("success.jsonl")).unwrap();
+    let cost = |s: &str| canonical(s.as_bytes()).pop().unwrap()["cost_usd"].as_f64();
+    assert_eq!(cost(&text), Some(0.022831));
+    let two_models = text.replace(
+        r#""costUSD":0.022831,"#,
+        r#""costUSD":0.02,"#,
+    ).replace(
+        r#""maxOutputTokens":32000}}"#,
+        r#""maxOutputTokens":32000},"claude-haiku-4-5":{"inputTokens":1,"outputTokens":1,"cacheReadInputTokens":0,"cacheCreationInputTokens":0,"webSearchRequests":0,"costUSD":0.005,"contextWindow":200000,"maxOutputTokens":32000}}"#,
+    );
+    assert_ne!(two_models, text);
+    assert_eq!(cost(&two_models), Some(0.022831), "the stated total, not the models' 0.025");
+    let no_total = two_models.replace(r#""total_cost_usd":0.022831,"#, "");
+    assert_eq!(cost(&no_total), Some(0.025));
+    let none = no_total.replace(r#""costUSD":0.02,"#, "").replace(r#""costUSD":0.005,"#, "");
+    assert_eq!(cost(&none), None, "no cost stated, none made up");
+}

@@ -45,6 +45,11 @@ pub struct Encoder {
     /// What the last notice of a refusal said after `permission denied: ` (localcode writes
     /// `permission denied: <tool>: <why>`; adal has no notice event).
     refusal_notice: Option<String>,
+    /// A refusal of a call already answered as failed, held: adal's `permission_denied` stops
+    /// the run (adal.md: "the run stops; complete follows with exit_code: 2"), so it is written
+    /// only if the run then ends refused; in a run that goes on (Claude Code: "Denials do not
+    /// stop a -p run") the failed tool_result says it, and the refusal is reported as lost.
+    held_refusal: Option<(String, Option<String>)>,
 }
 
 impl Encoder {
@@ -58,6 +63,7 @@ impl Encoder {
             last_call: LastCall::default(),
             approval: Vec::new(),
             refusal_notice: None,
+            held_refusal: None,
         }
     }
 }
@@ -164,6 +170,9 @@ impl Encode for Encoder {
                 args_object(&c.arguments).write(&mut last.args, Layout::Compact);
                 last.open = true;
                 last.failed = false;
+                if let Some((id, _)) = self.held_refusal.take() {
+                    sink.report.dropped_kind(&format!("permission_denied of {id} in a run that went on"));
+                }
                 let args = last.json_args();
                 emit(
                     sink,
@@ -210,6 +219,10 @@ impl Encode for Encoder {
                     ("output", Field::Str("")),
                 ];
                 emit(sink, "tool_result", fields, None);
+            }
+            Event::PermissionDenied(d) if ctx.answered && !own => {
+                self.held_refusal = Some((d.id.clone().unwrap_or_default(), d.reason.clone()));
+                return Fate::Absorbed;
             }
             Event::PermissionDenied(d) => {
                 let fields = vec![
@@ -266,7 +279,8 @@ impl Encode for Encoder {
                                 .and_then(|r| r.strip_prefix(": "))
                                 .filter(|r| !r.is_empty())
                         });
-                        let reason = match (&self.approval[..], noticed, &t.error) {
+                        let held = self.held_refusal.take().filter(|(id, _)| *id == last.id).and_then(|(_, r)| r);
+                        let reason = match (&self.approval[..], noticed.or(held.as_deref()), &t.error) {
                             ([], Some(why), _) => why.to_string(),
                             ([], None, Some(e)) => e.clone(),
                             ([], None, None) => "approval required".to_string(),
@@ -299,6 +313,9 @@ impl Encode for Encoder {
                     ];
                     emit(sink, "permission_denied", fields, None);
                     self.denied = true;
+                }
+                if let Some((id, _)) = self.held_refusal.take() {
+                    sink.report.dropped_kind(&format!("permission_denied of {id} in a run that went on"));
                 }
                 let outcome = if self.denied { Outcome::PermissionDenied } else { t.outcome };
                 let exit_code = self.contract.outcome_code(outcome, "exit_code").unwrap_or(1);

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::dialect::{take_type, Decode, Decoded, Dialect, LineError, Record};
 use crate::event::{
-    Arguments, Basis, Event, Outcome, Scope, Session, Terminal, Tokens, ToolCall, ToolResult, ToolStatus, Usage,
+    Arguments, Basis, Denial, Event, Outcome, Scope, Session, Terminal, Tokens, ToolCall, ToolResult, ToolStatus, Usage,
 };
 use crate::normalize::make_room;
 use crate::object::Object;
@@ -34,6 +34,8 @@ pub struct Decoder {
     model: Option<String>,
     /// The message ids whose usage was counted (one message comes as several lines).
     counted: IndexMap<String, ()>,
+    /// The calls listed as refused so far.
+    denied: IndexMap<String, ()>,
     /// The main agent's last assistant text.
     last_text: Option<String>,
     results: Folded,
@@ -185,7 +187,7 @@ impl Decoder {
 
     /// Folds one `result` (claude-code.md: sum usage, num_turns, duration_ms; cost from the
     /// last; subtype, is_error and text from the first failed one, else the last).
-    fn result(&mut self, line: &Map<String, Value>) {
+    fn result(&mut self, line: &Map<String, Value>, events: &mut Vec<Event>) {
         let r = &mut self.results;
         r.count += 1;
         let subtype = line.get("subtype").and_then(Value::as_str).unwrap_or("success").to_string();
@@ -202,8 +204,34 @@ impl Decoder {
         }
         r.num_turns += line.get("num_turns").and_then(Value::as_u64).unwrap_or(0);
         r.duration_ms += line.get("duration_ms").and_then(Value::as_u64).unwrap_or(0);
-        if let Some(c) = line.get("total_cost_usd").and_then(Value::as_f64) {
+        // The run's cost, as of this result: `total_cost_usd`, else the per-model `costUSD`
+        // of `modelUsage` (cumulative, all calls) summed. Never `usage` plus `modelUsage`.
+        let per_model = || {
+            let models = line.get("modelUsage")?.as_object()?;
+            let costs: Vec<f64> = models.values().filter_map(|m| m.get("costUSD")?.as_f64()).collect();
+            (!costs.is_empty()).then(|| costs.iter().sum())
+        };
+        if let Some(c) = line.get("total_cost_usd").and_then(Value::as_f64).or_else(per_model) {
             r.cost = Some(c);
+        }
+        // Refused calls (joined over the results): each call's refusal, after its failed
+        // tool_result, once.
+        for d in line.get("permission_denials").and_then(Value::as_array).into_iter().flatten() {
+            let id = d.get("tool_use_id").and_then(Value::as_str).map(str::to_string);
+            if let Some(id) = &id {
+                if self.denied.contains_key(id.as_str()) {
+                    continue;
+                }
+                make_room(&mut self.denied, id.as_str());
+                self.denied.insert(id.clone(), ());
+            }
+            let input = d.get("tool_input").cloned().unwrap_or(Value::Object(Map::new()));
+            events.push(Event::PermissionDenied(Denial {
+                id,
+                name: d.get("tool_name").and_then(Value::as_str).unwrap_or_default().to_string(),
+                arguments: Arguments::value(input),
+                reason: None,
+            }));
         }
         if let Some(id) = line.get("session_id").and_then(Value::as_str) {
             self.session_id.get_or_insert_with(|| id.to_string());
@@ -235,7 +263,7 @@ impl Decode for Decoder {
             // A subagent's lines are its own, kept apart from the main agent's (whole, below).
             "assistant" if !subagent => self.assistant(&line, &mut events),
             "user" if !subagent => self.user(&line, &mut events),
-            "result" => self.result(&line),
+            "result" => self.result(&line, &mut events),
             _ => {}
         }
         // Keys as read, `type` first.

@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 use crate::dialect::{Dialect, Encode, Record, Sink};
 use crate::event::{Arguments, Event, Outcome, Terminal, ToolStatus};
 use crate::json::{write_line, Layout};
-use crate::normalize::Context;
+use crate::normalize::{make_room, Context};
 use crate::report::Fate;
 
 #[derive(Default)]
@@ -29,6 +29,9 @@ pub struct Encoder {
     denials: Vec<Value>,
     /// The call ids written (Claude's are toolu_…): the source's where it has them.
     calls: indexmap::IndexMap<String, (String, Value)>,
+    /// Calls answered as failed, which a refusal may name after the fact (the result is
+    /// written; the refusal joins `permission_denials`).
+    failed: indexmap::IndexMap<String, (String, Value)>,
     last_text: Option<String>,
     fatal: Option<String>,
     /// Why the last refused call was refused.
@@ -322,8 +325,15 @@ impl Encode for Encoder {
             }
             Event::ToolResult(r) => {
                 let key = r.id.as_deref().unwrap_or_default().to_string();
+                let failed = r.status != ToolStatus::Completed;
                 let id = match self.calls.shift_remove(&key) {
-                    Some((id, _)) => id,
+                    Some((id, input)) => {
+                        if failed {
+                            make_room(&mut self.failed, key.as_str());
+                            self.failed.insert(key, (id.clone(), input));
+                        }
+                        id
+                    }
                     None => {
                         // A result whose call never came: the call first, as the model made it.
                         let name = r.name.clone().or_else(|| ctx.call.name.clone()).unwrap_or_default();
@@ -338,13 +348,18 @@ impl Encode for Encoder {
                 };
                 let output = r.output.as_ref().or(ctx.call.output.as_ref()).map(|o| o.as_str().into_owned());
                 let output = output.or_else(|| r.error.clone()).unwrap_or_default();
-                self.tool_result(sink, &id, output, r.status != ToolStatus::Completed);
+                self.tool_result(sink, &id, output, failed);
             }
             Event::PermissionDenied(d) => {
                 let key = d.id.clone().unwrap_or_default();
                 let (id, input) = match self.calls.shift_remove(&key) {
                     Some(c) => c,
-                    None if ctx.answered => return Fate::Absorbed,
+                    None if ctx.answered => {
+                        // Its call was answered as failed already: the refusal is listed.
+                        let Some((id, input)) = self.failed.shift_remove(&key) else { return Fate::Absorbed };
+                        self.denials.push(json!({"tool_name": d.name, "tool_use_id": id, "tool_input": input}));
+                        return Fate::Written;
+                    }
                     None => {
                         let id = self.call_id(d.id.as_deref());
                         let input = mcp_input(&d.arguments);

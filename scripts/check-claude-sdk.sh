@@ -3,8 +3,8 @@
 # own: installs claude-agent-sdk (PyPI) in a temporary virtual environment and runs
 # scripts/sdk/claude_sdk_check.py, which parses every fixture's claude-code translation with
 # the SDK's message parser and runs the SDK's client against
-# `agentgate exec --as claude-code --input-format stream-json -- cat FIXTURE` (agentgate answers
-# the SDK's initialize handshake). Run by .ci/run (not by cargo test).
+# `agentgate exec --as claude-code "$@" -- cat FIXTURE` (agentgate answers the SDK's initialize
+# handshake and takes the flags the SDK gives), with and without include_partial_messages. Run by .ci/run (not by cargo test).
 # Usage: scripts/check-claude-sdk.sh [AGENTGATE]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -14,11 +14,12 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 python3 -m venv "$work/venv"
 "$work/venv/bin/pip" install --quiet --disable-pip-version-check claude-agent-sdk==0.2.189
-# What the SDK runs as `claude`: its flags are the wrapper's to drop; the stdin protocol is
-# agentgate's to answer, and the user message's text goes to the agent's stdin.
+# What the SDK runs as `claude`: its flags go to agentgate exec, which accepts Claude's (and
+# reads --include-partial-messages and --input-format); the stdin protocol is agentgate's to
+# answer, and the user message's text goes to the agent's stdin.
 cat > "$work/claude-wrapper" <<'SH'
 #!/bin/sh
-exec "$AGENTGATE" exec --as claude-code --input-format stream-json -- cat "$AGENTGATE_FIXTURE"
+exec "$AGENTGATE" exec --as claude-code "$@" -- cat "$AGENTGATE_FIXTURE"
 SH
 chmod +x "$work/claude-wrapper"
 CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK=1 "$work/venv/bin/python" "$root/scripts/sdk/claude_sdk_check.py" \

@@ -62,6 +62,10 @@ pub enum Command {
         /// base-context: write the --json-deltas form
         #[arg(long)]
         json_deltas: bool,
+        /// claude-code: write stream_event partials ahead of each assistant line (Claude's own
+        /// flag, as the Agent SDK passes it)
+        #[arg(long)]
+        include_partial_messages: bool,
         /// claude-code: stream-json reads Claude's stdin protocol (as the Agent SDK's client
         /// writes it): control requests are answered, and the user message's text goes to the
         /// agent's stdin
@@ -73,6 +77,8 @@ pub enum Command {
         output_format: Option<String>,
         #[arg(long, hide = true)]
         verbose: bool,
+        #[command(flatten)]
+        claude: ClaudeFlags,
         /// The agent's command and its arguments, after --
         #[arg(last = true, required = true, value_name = "CMD")]
         command: Vec<String>,
@@ -121,6 +127,39 @@ pub enum Command {
     },
 }
 
+/// The flags the Claude Agent SDK's client gives the `claude` it starts
+/// (`subprocess_cli.py`), accepted and ignored, so that a two-line wrapper running
+/// `agentgate exec --as claude-code "$@" -- AGENT` can be its `cli_path`: the agent behind it
+/// has its own model, tools and settings. (`--include-partial-messages`, `--input-format`,
+/// `--output-format` and `--verbose` are read; see `exec`.)
+#[derive(Args, Debug, Default)]
+pub struct ClaudeFlags {
+    /// Claude's options that take a value, each accepted (any number of times) and ignored.
+    #[arg(
+        long = "system-prompt",
+        hide = true,
+        allow_hyphen_values = true,
+        value_name = "V",
+        action = clap::ArgAction::Append,
+        aliases = [
+            "system-prompt-file", "append-system-prompt", "tools", "allowedTools", "disallowedTools",
+            "max-turns", "max-budget-usd", "task-budget", "model", "fallback-model", "betas",
+            "permission-prompt-tool", "permission-mode", "resume", "session-id", "settings", "add-dir",
+            "mcp-config", "resume-session-at", "resume-drops-turn", "setting-sources", "plugin-dir",
+            "thinking", "thinking-display", "max-thinking-tokens", "effort", "json-schema",
+        ]
+    )]
+    pub ignored_values: Vec<String>,
+    /// Claude's switches, accepted and ignored.
+    #[arg(
+        long = "continue",
+        hide = true,
+        action = clap::ArgAction::Count,
+        aliases = ["include-hook-events", "strict-mcp-config", "fork-session", "session-mirror"]
+    )]
+    pub ignored_switches: u8,
+}
+
 #[derive(Args, Debug)]
 pub struct Translate {
     /// The input's dialect; auto detects it from the first lines
@@ -134,6 +173,11 @@ pub struct Translate {
     /// base-context: write the --json-deltas form (messageId and deltas, no message snapshots)
     #[arg(long)]
     pub json_deltas: bool,
+
+    /// claude-code: write stream_event partials ahead of each assistant line, as Claude Code's
+    /// --include-partial-messages does
+    #[arg(long)]
+    pub include_partial_messages: bool,
 
     /// Print on stderr, per run, what happened to every input line and what the target could not carry
     #[arg(long)]

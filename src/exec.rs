@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use agentgate::dialect::EncodeOptions;
 use agentgate::event::{Outcome, Terminal};
 use agentgate::pipeline::translate_ending;
 use agentgate::{Dialect, Options};
@@ -48,7 +49,9 @@ pub struct Exec<'a> {
     pub from: Option<Dialect>,
     pub timeout: Option<Duration>,
     pub kill_after: Duration,
-    pub json_deltas: bool,
+    /// What the encoder is told (`--json-deltas`, `--include-partial-messages`); the rest is
+    /// set here.
+    pub encode: EncodeOptions,
     /// Read Claude Code's stream-json input protocol on stdin (see [`claude_handshake`]).
     pub stream_input: bool,
     pub command: &'a [String],
@@ -113,7 +116,7 @@ fn kill(pid: u32, sig: i32) {
 impl Exec<'_> {
     pub fn run(&self) -> u8 {
         let mut opts = Options::new(self.from, self.to);
-        opts.encode.json_deltas = self.json_deltas;
+        opts.encode = self.encode.clone();
         opts.encode.source_date_epoch = std::env::var("SOURCE_DATE_EPOCH").ok().and_then(|v| v.trim().parse().ok());
         // The agent runs in our directory: the working directory a target may require.
         opts.encode.cwd = std::env::current_dir().ok().map(|d| d.to_string_lossy().into_owned());

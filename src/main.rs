@@ -11,6 +11,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+use agentgate::dialect::EncodeOptions;
 use agentgate::pipeline::{detect, validate, Stop};
 use agentgate::readahead::ReadAhead;
 use agentgate::{translate, Dialect, Options};
@@ -39,9 +40,20 @@ fn main() -> ExitCode {
             validate_command(&dialect, warnings, strict, format, &paths)
         }
         #[cfg(unix)]
-        Some(Command::Exec { to, from, timeout, kill_after, json_deltas, input_format, command, .. }) => {
+        Some(Command::Exec {
+            to,
+            from,
+            timeout,
+            kill_after,
+            json_deltas,
+            include_partial_messages,
+            input_format,
+            command,
+            ..
+        }) => {
+            let encode = EncodeOptions { json_deltas, include_partial_messages, ..EncodeOptions::default() };
             let stream_input = input_format == "stream-json";
-            exec_command(&to, &from, timeout.as_deref(), &kill_after, json_deltas, stream_input, &command)
+            exec_command(&to, &from, timeout.as_deref(), &kill_after, encode, stream_input, &command)
         }
         Some(Command::Summary { from, full, totals, format, strict, paths }) => {
             summary_command(&from, full, totals, format, strict, &paths)
@@ -130,7 +142,7 @@ fn exec_command(
     from: &str,
     timeout: Option<&str>,
     kill_after: &str,
-    json_deltas: bool,
+    encode: EncodeOptions,
     stream_input: bool,
     command: &[String],
 ) -> u8 {
@@ -145,7 +157,7 @@ fn exec_command(
         Err(()) => return 2,
     };
     let Ok(to) = to.parse() else { return 2 };
-    exec::Exec { to, from: from.parse().ok(), timeout, kill_after, json_deltas, stream_input, command }.run()
+    exec::Exec { to, from: from.parse().ok(), timeout, kill_after, encode, stream_input, command }.run()
 }
 
 fn validate_command(dialect: &str, warnings: bool, strict: bool, format: cli::FindingFormat, paths: &[PathBuf]) -> u8 {
@@ -339,6 +351,7 @@ fn run(args: &Translate) -> u8 {
     opts.strict = args.strict;
     opts.max_line_bytes = args.max_line_bytes;
     opts.encode.json_deltas = args.json_deltas;
+    opts.encode.include_partial_messages = args.include_partial_messages;
     // A target that needs a time the source lacks writes this one (reproducible builds' rule).
     opts.encode.source_date_epoch = std::env::var("SOURCE_DATE_EPOCH").ok().and_then(|v| v.trim().parse().ok());
 

@@ -202,3 +202,182 @@ fn the_runs_cost_is_total_cost_usd_else_the_models_costs() {
     let none = no_total.replace(r#""costUSD":0.02,"#, "").replace(r#""costUSD":0.005,"#, "");
     assert_eq!(cost(&none), None, "no cost stated, none made up");
 }
+
+/// Concatenates the canonical text deltas (the text a reader of the deltas shows).
+fn streamed_text(out: &[Value], kind: &str) -> String {
+    out.iter().filter(|l| l["type"] == kind).map(|l| l["text"].as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn stream_event_partials_are_read_as_deltas_and_the_assistant_lines_add_nothing_twice() {
+    // claude-code.md, Partial messages: stream_event lines go ahead of the assistant lines they
+    // build; "The full assistant lines still follow: deltas add no content and no usage."
+    let input = fixture("partial-messages.jsonl");
+    let out = canonical(&input);
+    assert_eq!(streamed_text(&out, "text_delta"), "It is a demo project.");
+    assert_eq!(out.iter().filter(|l| l["type"] == "text_delta").count(), 2, "each text_delta as it came");
+    assert_eq!(out.iter().filter(|l| l["type"] == "text_start").count(), 1);
+    assert_eq!(out.iter().filter(|l| l["type"] == "text_end").count(), 1);
+    assert_eq!(streamed_text(&out, "reasoning_delta"), "Read the readme.");
+    assert_eq!(out.iter().filter(|l| l["type"] == "reasoning_start").count(), 1);
+    // Usage from the assistant lines, once per message (4 + 80 + 2050 input over the run), not
+    // from message_start / message_delta (whose output 42 and 9 are nowhere).
+    let rounds: Vec<u64> = out
+        .iter()
+        .filter(|l| l["type"] == "usage" && l["scope"] == "round")
+        .map(|l| l["input"].as_u64().unwrap())
+        .collect();
+    assert_eq!(rounds, [3 + 50 + 1000, 1 + 30 + 1050]);
+    assert!(!out.iter().any(|l| l["type"] == "usage" && (l["output"] == 42 || l["output"] == 9)));
+    let t = out.last().unwrap();
+    assert_eq!((t["usage"]["input"].as_u64(), t["usage"]["output"].as_u64()), (Some(2134), Some(51)));
+    assert_eq!(t["final_text"], "It is a demo project.");
+    // Written back unchanged, directly and through the canonical stream.
+    assert_eq!(common::translate(&input, Dialect::ClaudeCode, Dialect::ClaudeCode).as_bytes(), &input[..]);
+    let via = common::translate(&input, Dialect::ClaudeCode, Dialect::Canonical);
+    assert_eq!(common::translate(via.as_bytes(), Dialect::Canonical, Dialect::ClaudeCode).as_bytes(), &input[..]);
+
+    // Deltas short of the whole block: the assistant line gives the rest, once.
+    let short = String::from_utf8(input.clone()).unwrap().replace(r#""text":"demo project."}"#, r#""text":"demo "}"#);
+    assert_ne!(short.as_bytes(), &input[..]);
+    let out = canonical(short.as_bytes());
+    assert_eq!(streamed_text(&out, "text_delta"), "It is a demo project.");
+    // Cut after the deltas, before the assistant line: the text so far, ended.
+    let text = String::from_utf8(input).unwrap();
+    let cut: String = text.lines().take(20).map(|l| format!("{l}\n")).collect();
+    let out = canonical(cut.as_bytes());
+    assert_eq!(streamed_text(&out, "text_delta"), "It is a demo project.");
+    assert_eq!(out.iter().filter(|l| l["type"] == "text_end").count(), 1);
+    assert_eq!(out.last().unwrap()["outcome"], "incomplete");
+    // A subagent's partials are its own: the main agent's text is then its assistant line's.
+    let mut sub = text.clone();
+    for n in 17..=21 {
+        let main = format!(r#""parent_tool_use_id":null,"uuid":"p-{n}""#);
+        sub = sub.replace(&main, &format!(r#""parent_tool_use_id":"toolu_task","uuid":"p-{n}""#));
+    }
+    let out = canonical(sub.as_bytes());
+    assert_eq!(streamed_text(&out, "text_delta"), "It is a demo project.");
+    assert_eq!(out.iter().filter(|l| l["type"] == "text_delta").count(), 1);
+}
+
+fn with_partials(input: &[u8], from: Dialect) -> Vec<Value> {
+    let mut opts = agentgate::Options::new(Some(from), Dialect::ClaudeCode);
+    opts.encode.include_partial_messages = true;
+    let (out, _, _) = agentgate::translate_bytes(input, &opts);
+    common::values(std::str::from_utf8(&out).unwrap())
+}
+
+#[test]
+fn include_partial_messages_writes_stream_events_as_claude_does() {
+    // claude-code.md, Partial messages, in the order Claude Code writes them: message_start;
+    // per block content_block_start, its deltas, content_block_stop, then the block's
+    // assistant line; message_delta and message_stop once the message ends. Every stream_event
+    // line carries `event`, `session_id`, `parent_tool_use_id` and `uuid`.
+    let input = std::fs::read(common::fixtures().join("localcode/success.jsonl")).unwrap();
+    let out = with_partials(&input, Dialect::Localcode);
+    let plain = common::values(&common::translate(&input, Dialect::Localcode, Dialect::ClaudeCode));
+    // The same lines otherwise: partials added, nothing else.
+    let kinds =
+        |v: &[Value]| v.iter().filter(|l| l["type"] != "stream_event").map(|l| l["type"].clone()).collect::<Vec<_>>();
+    assert_eq!(kinds(&out), kinds(&plain));
+    let mut message: Option<String> = None;
+    let mut blocks: std::collections::BTreeMap<u64, (Value, String, bool)> = Default::default();
+    let mut last_stop: Option<u64> = None;
+    let mut messages = 0;
+    for (i, l) in out.iter().enumerate() {
+        match l["type"].as_str().unwrap() {
+            "stream_event" => {
+                for k in ["event", "session_id", "parent_tool_use_id", "uuid"] {
+                    assert!(l.get(k).is_some(), "line {i} lacks {k}: {l}");
+                }
+                let e = &l["event"];
+                let index = e["index"].as_u64();
+                match e["type"].as_str().unwrap() {
+                    "message_start" => {
+                        assert!(message.is_none(), "line {i}: a message inside a message");
+                        assert_eq!(e["message"]["content"], json!([]));
+                        message = Some(e["message"]["id"].as_str().unwrap().to_string());
+                        blocks.clear();
+                        messages += 1;
+                    }
+                    "content_block_start" => {
+                        assert!(message.is_some(), "line {i}: a block outside a message");
+                        blocks.insert(index.unwrap(), (e["content_block"].clone(), String::new(), false));
+                    }
+                    "content_block_delta" => {
+                        let b = blocks.get_mut(&index.unwrap()).expect("a delta of a begun block");
+                        assert!(!b.2, "line {i}: a delta after its block stopped");
+                        let d = &e["delta"];
+                        for k in ["text", "thinking", "partial_json"] {
+                            b.1.push_str(d[k].as_str().unwrap_or_default());
+                        }
+                    }
+                    "content_block_stop" => {
+                        blocks.get_mut(&index.unwrap()).unwrap().2 = true;
+                        last_stop = index;
+                    }
+                    "message_delta" => assert!(e["delta"]["stop_reason"].is_string()),
+                    "message_stop" => {
+                        assert!(blocks.values().all(|b| b.2), "line {i}: a block left open");
+                        message = None;
+                    }
+                    other => panic!("line {i}: event {other}"),
+                }
+            }
+            "assistant" => {
+                // Right after its block's stop, in the message the stream_events began.
+                assert_eq!(out[i - 1]["event"]["type"], "content_block_stop", "line {i}");
+                assert_eq!(l["message"]["id"].as_str(), message.as_deref(), "line {i}");
+                let block = &l["message"]["content"][0];
+                let (_, streamed, _) = &blocks[&last_stop.unwrap()];
+                let whole = match block["type"].as_str().unwrap() {
+                    "text" => block["text"].as_str().unwrap().to_string(),
+                    "thinking" => block["thinking"].as_str().unwrap().to_string(),
+                    _ => {
+                        // The arguments' JSON, whole, as input_json_delta pieces.
+                        let v: Value = serde_json::from_str(streamed).unwrap();
+                        assert_eq!(v, block["input"], "line {i}");
+                        continue;
+                    }
+                };
+                assert_eq!(streamed, &whole, "line {i}: the deltas are the block's text");
+            }
+            kind => assert!(message.is_none(), "line {i}: {kind} inside an assistant message"),
+        }
+    }
+    assert!(messages >= 2, "{messages} messages");
+    // Read back, the text is the source's, once (a reader of the deltas and of the lines
+    // agrees), and the usage is the source's.
+    let text: String = out.iter().map(|l| l.to_string() + "\n").collect();
+    let back = canonical(text.as_bytes());
+    let source = common::values(&common::translate(&input, Dialect::Localcode, Dialect::Canonical));
+    assert_eq!(streamed_text(&back, "text_delta"), streamed_text(&source, "text_delta"));
+    for k in ["input", "output", "total"] {
+        assert_eq!(back.last().unwrap()["usage"][k], source.last().unwrap()["usage"][k], "{k}");
+    }
+    assert_eq!(back.last().unwrap()["final_text"], source.last().unwrap()["final_text"]);
+    // Without the flag, none.
+    assert!(!plain.iter().any(|l| l["type"] == "stream_event"));
+    // What validate holds a Claude Code stream to.
+    let problems = agentgate::contract::check_stream(Dialect::ClaudeCode.contract(), &text);
+    assert!(problems.is_empty(), "{problems:?}");
+}
+
+#[cfg(unix)]
+#[test]
+fn exec_takes_the_flags_the_agent_sdk_gives_claude() {
+    // The SDK's client starts its `claude` with these (subprocess_cli.py); a wrapper passes
+    // them on. --include-partial-messages is read; the others are accepted and do nothing.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_agentgate"))
+        .args(["exec", "--as", "claude-code", "--output-format", "stream-json", "--verbose"])
+        .args(["--system-prompt", "", "--tools", "", "--setting-sources=", "--permission-mode", "default"])
+        .args(["--max-turns", "3", "--model", "claude-sonnet-4-6", "--mcp-config", r#"{"mcpServers":{}}"#])
+        .args(["--include-partial-messages", "--", "cat"])
+        .arg(common::fixtures().join("localcode/success.jsonl"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines = common::values(std::str::from_utf8(&out.stdout).unwrap());
+    assert!(lines.iter().any(|l| l["type"] == "stream_event" && l["event"]["type"] == "content_block_delta"));
+    assert_eq!(lines.last().unwrap()["type"], "result");
+}

@@ -1,8 +1,9 @@
 """The official Claude Agent SDK (claude-agent-sdk, Python) reading agentgate's claude-code
 output: each fixture of every dialect through the SDK's message parser, and end to end through
 its client (query) pointed (cli_path) at a wrapper that runs
-`agentgate exec --as claude-code --input-format stream-json -- cat FIXTURE`, which answers the
-SDK's initialize handshake. The typed messages (result subtype, is_error, usage, tool uses and
+`agentgate exec --as claude-code "$@" -- cat FIXTURE`, which takes the flags the SDK gives and
+answers its initialize handshake; once more with include_partial_messages, whose StreamEvent
+messages must build the assistant messages that follow them. The typed messages (result subtype, is_error, usage, tool uses and
 results) are held to the facts agentgate's canonical translation of the fixture states.
 
 Usage: python claude_sdk_check.py AGENTGATE FIXTURES_DIR WRAPPER
@@ -15,7 +16,7 @@ import sys
 
 from claude_agent_sdk import AssistantMessage, ClaudeAgentOptions, ResultMessage, UserMessage, query
 from claude_agent_sdk._internal.message_parser import parse_message
-from claude_agent_sdk.types import ToolResultBlock, ToolUseBlock
+from claude_agent_sdk.types import StreamEvent, TextBlock, ToolResultBlock, ToolUseBlock
 
 AGENTGATE, FIXTURES, WRAPPER = sys.argv[1:4]
 
@@ -69,9 +70,32 @@ def check(messages, want):
     return problems
 
 
-async def end_to_end(path):
+def check_partials(messages):
+    """Each text block of an AssistantMessage is what the StreamEvent text deltas before it
+    gave (claude-code.md, Partial messages); the messages are the same as without partials."""
+    problems, pieces = [], {}
+    events = [m for m in messages if isinstance(m, StreamEvent)]
+    if not events:
+        return ["no StreamEvent with include_partial_messages"]
+    for m in messages:
+        if isinstance(m, StreamEvent):
+            e = m.event
+            if e.get("type") == "content_block_start":
+                pieces[e["index"]] = ""
+            elif e.get("type") == "content_block_delta" and e["delta"].get("type") == "text_delta":
+                pieces[e["index"]] = pieces.get(e["index"], "") + e["delta"]["text"]
+            elif e.get("type") == "message_start":
+                pieces = {}
+        elif isinstance(m, AssistantMessage):
+            for b in m.content:
+                if isinstance(b, TextBlock) and b.text not in pieces.values():
+                    problems.append(f"text {b.text[:40]!r} not built by its deltas")
+    return problems
+
+
+async def end_to_end(path, partial=False):
     env = {"AGENTGATE": AGENTGATE, "AGENTGATE_FIXTURE": path, "CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK": "1"}
-    options = ClaudeAgentOptions(cli_path=WRAPPER, env=env)
+    options = ClaudeAgentOptions(cli_path=WRAPPER, env=env, include_partial_messages=partial)
     return [m async for m in query(prompt="go", options=options)]
 
 
@@ -87,15 +111,19 @@ def main():
             out = subprocess.run([AGENTGATE, "--to", "claude-code", path], capture_output=True, text=True).stdout
             parsed = [m for m in (parse_message(json.loads(l)) for l in out.splitlines()) if m is not None]
             problems = [f"parser: {p}" for p in check(parsed, want)]
-            try:
-                messages = asyncio.run(end_to_end(path))
-                problems += [f"client: {p}" for p in check(messages, want)]
-                if want["outcome"] != "completed":
-                    problems.append(f"client: a {want['outcome']} run did not raise")
-            except Exception as e:  # noqa: BLE001 - the check reports whatever the SDK raised
-                # The client raises on an error result: a run that did not complete says so.
-                if want["outcome"] == "completed" or "error result" not in str(e):
-                    problems.append(f"client raised {type(e).__name__}: {e}")
+            for partial in (False, True):
+                who = "client (partial messages)" if partial else "client"
+                try:
+                    messages = asyncio.run(end_to_end(path, partial))
+                    problems += [f"{who}: {p}" for p in check(messages, want)]
+                    if partial and dialect != "claude-code":
+                        problems += [f"{who}: {p}" for p in check_partials(messages)]
+                    if want["outcome"] != "completed":
+                        problems.append(f"{who}: a {want['outcome']} run did not raise")
+                except Exception as e:  # noqa: BLE001 - the check reports whatever the SDK raised
+                    # The client raises on an error result: a run that did not complete says so.
+                    if want["outcome"] == "completed" or "error result" not in str(e):
+                        problems.append(f"{who} raised {type(e).__name__}: {e}")
             if problems:
                 failed += 1
                 print(f"FAIL {dialect}/{name}\n  " + "\n  ".join(problems))

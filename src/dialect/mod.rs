@@ -94,7 +94,7 @@ impl Dialect {
             Dialect::Wuu => Box::new(wuu::Encoder::new()),
             Dialect::Loom => Box::new(loom::Encoder::new()),
             Dialect::BaseContext => Box::new(base_context::Encoder::new(opts)),
-            Dialect::ClaudeCode => Box::new(claude_code::Encoder::new()),
+            Dialect::ClaudeCode => Box::new(claude_code::Encoder::new(opts)),
             Dialect::Codex => Box::new(codex::Encoder::new()),
             Dialect::Canonical => Box::new(canonical::Encoder::new()),
         }
@@ -229,6 +229,9 @@ pub trait Decode {
 pub struct EncodeOptions {
     /// base-context: write the `--json-deltas` form.
     pub json_deltas: bool,
+    /// claude-code: write `stream_event` partials ahead of each `assistant` line, as
+    /// `--include-partial-messages` makes Claude Code do.
+    pub include_partial_messages: bool,
     /// The time to write where the target needs one the source lacks, in seconds since the
     /// Unix epoch (`SOURCE_DATE_EPOCH`); without it, the epoch itself, so output stays
     /// deterministic.

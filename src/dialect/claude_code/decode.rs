@@ -39,6 +39,17 @@ pub struct Decoder {
     /// The main agent's last assistant text.
     last_text: Option<String>,
     results: Folded,
+    /// The message being streamed (`stream_event` partials): its id and its blocks begun and
+    /// not yet given whole by an `assistant` line, in order.
+    streaming: Option<String>,
+    partial: Vec<Partial>,
+}
+
+/// A content block begun by a `content_block_start`: its kind and the text its deltas gave.
+struct Partial {
+    index: u64,
+    thinking: bool,
+    text: String,
 }
 
 impl Decoder {
@@ -99,13 +110,27 @@ impl Decoder {
                 Some("text") => {
                     let t = block.get("text").and_then(Value::as_str).unwrap_or_default().to_string();
                     self.last_text = Some(t.clone());
-                    events.push(Event::TextStart);
-                    events.push(Event::TextDelta { text: t, chars: None });
-                    events.push(Event::TextEnd { text: None });
+                    match self.streamed(message, false) {
+                        // Its deltas came first: the rest of the text, if they were short of it.
+                        Some(so_far) if t.starts_with(so_far.as_str()) => {
+                            if t.len() > so_far.len() {
+                                events.push(Event::TextDelta { text: t[so_far.len()..].to_string(), chars: None });
+                            }
+                            events.push(Event::TextEnd { text: None });
+                        }
+                        Some(_) => events.push(Event::TextEnd { text: Some(t) }),
+                        None => {
+                            events.push(Event::TextStart);
+                            events.push(Event::TextDelta { text: t, chars: None });
+                            events.push(Event::TextEnd { text: None });
+                        }
+                    }
                 }
                 Some("thinking") => {
                     let t = block.get("thinking").and_then(Value::as_str).unwrap_or_default().to_string();
-                    events.push(Event::ReasoningStart { reset: None });
+                    if self.streamed(message, true).is_none() {
+                        events.push(Event::ReasoningStart { reset: None });
+                    }
                     events.push(Event::ReasoningEnd { text: Some(t) });
                 }
                 Some(kind @ ("tool_use" | "server_tool_use")) => {
@@ -150,6 +175,71 @@ impl Decoder {
         }
         if let Some(e) = line.get("error").and_then(Value::as_str) {
             events.push(Event::Error { message: e.to_string(), fatal: false });
+        }
+    }
+
+    /// The text streamed for the first block of `kind` begun in this message, taken: an
+    /// `assistant` line gives the block whole after its partials.
+    fn streamed(&mut self, message: &Value, thinking: bool) -> Option<String> {
+        let id = message.get("id").and_then(Value::as_str)?;
+        if self.streaming.as_deref() != Some(id) {
+            return None;
+        }
+        let at = self.partial.iter().position(|p| p.thinking == thinking)?;
+        Some(self.partial.remove(at).text)
+    }
+
+    /// Ends the blocks a message's partials began that no `assistant` line gave whole.
+    fn close_partials(&mut self, events: &mut Vec<Event>) {
+        for p in self.partial.drain(..) {
+            events.push(if p.thinking { Event::ReasoningEnd { text: None } } else { Event::TextEnd { text: None } });
+        }
+    }
+
+    /// A `stream_event` of the main agent's (claude-code.md, Partial messages): text and
+    /// thinking deltas as they come. The `assistant` lines that follow still give each block
+    /// whole (it ends the block, and adds what the deltas lacked); usage is taken from those
+    /// lines and the results, never from `message_start`/`message_delta`.
+    fn stream_event(&mut self, line: &Map<String, Value>, events: &mut Vec<Event>) {
+        let Some(event) = line.get("event") else { return };
+        let index = event.get("index").and_then(Value::as_u64).unwrap_or(0);
+        match event.get("type").and_then(Value::as_str) {
+            Some("message_start") => {
+                self.close_partials(events);
+                self.streaming = event.pointer("/message/id").and_then(Value::as_str).map(str::to_string);
+            }
+            Some("content_block_start") => {
+                let thinking = match event.pointer("/content_block/type").and_then(Value::as_str) {
+                    Some("text") => false,
+                    Some("thinking") => true,
+                    _ => return,
+                };
+                // A bounded table: a message holds a few blocks; a stream that never closes
+                // them does not grow it.
+                if self.partial.len() >= 64 {
+                    self.partial.remove(0);
+                }
+                self.partial.push(Partial { index, thinking, text: String::new() });
+                events.push(if thinking { Event::ReasoningStart { reset: None } } else { Event::TextStart });
+            }
+            Some("content_block_delta") => {
+                let Some(p) = self.partial.iter_mut().find(|p| p.index == index) else { return };
+                let delta = event.get("delta");
+                let kind = delta.and_then(|d| d.get("type")).and_then(Value::as_str);
+                let text = match (kind, p.thinking) {
+                    (Some("text_delta"), false) => delta.and_then(|d| d.get("text")),
+                    (Some("thinking_delta"), true) => delta.and_then(|d| d.get("thinking")),
+                    _ => None,
+                };
+                let Some(text) = text.and_then(Value::as_str).filter(|t| !t.is_empty()) else { return };
+                p.text.push_str(text);
+                events.push(if p.thinking {
+                    Event::ReasoningDelta { text: text.to_string() }
+                } else {
+                    Event::TextDelta { text: text.to_string(), chars: None }
+                });
+            }
+            _ => {}
         }
     }
 
@@ -263,6 +353,7 @@ impl Decode for Decoder {
             // A subagent's lines are its own, kept apart from the main agent's (whole, below).
             "assistant" if !subagent => self.assistant(&line, &mut events),
             "user" if !subagent => self.user(&line, &mut events),
+            "stream_event" if !subagent => self.stream_event(&line, &mut events),
             "result" => self.result(&line, &mut events),
             _ => {}
         }
@@ -292,6 +383,11 @@ impl Decode for Decoder {
     /// The run ends as its folded `result` says; with none, it is left to the normalizer,
     /// which says the input ended without a terminal record.
     fn finish(&mut self, out: &mut Decoded) {
+        let mut open = Vec::new();
+        self.close_partials(&mut open);
+        for e in open {
+            out.push(own(e));
+        }
         let r = &self.results;
         if r.count == 0 {
             return;

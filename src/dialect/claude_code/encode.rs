@@ -39,11 +39,53 @@ pub struct Encoder {
     done: bool,
     /// A result line of the source's was written back.
     wrote_result: bool,
+    /// `--include-partial-messages`: `stream_event` lines ahead of each `assistant` line.
+    partial: bool,
+    /// The next content block's index in the message being written.
+    block: u64,
+    /// The message's last block was a tool_use (its stop reason).
+    called: bool,
+    /// With partial messages: the kind and index of the block begun and not yet written whole.
+    streaming: Option<(&'static str, u64)>,
+    /// The text its deltas gave so far.
+    streamed: String,
 }
 
 impl Encoder {
-    pub fn new() -> Self {
-        Self::default()
+    pub fn new(opts: &crate::dialect::EncodeOptions) -> Self {
+        Encoder { partial: opts.include_partial_messages, ..Self::default() }
+    }
+}
+
+/// A piece of a text or thinking block, as its `content_block_delta` gives it.
+fn piece(kind: &str, text: &str) -> Value {
+    match kind {
+        "thinking" => json!({"type": "thinking_delta", "thinking": text}),
+        _ => json!({"type": "text_delta", "text": text}),
+    }
+}
+
+/// A block as `content_block_start` gives it (empty) and the deltas that fill it
+/// (claude-code.md, Partial messages).
+fn partial_of(block: &Value) -> (Value, Vec<Value>) {
+    let s = |k: &str| block.get(k).and_then(Value::as_str).unwrap_or_default();
+    match s("type") {
+        "text" => (json!({"type": "text", "text": ""}), vec![piece("text", s("text"))]),
+        "thinking" => {
+            let mut deltas = vec![piece("thinking", s("thinking"))];
+            if !s("signature").is_empty() {
+                deltas.push(json!({"type": "signature_delta", "signature": s("signature")}));
+            }
+            (json!({"type": "thinking", "thinking": "", "signature": ""}), deltas)
+        }
+        "tool_use" => {
+            let input = block.get("input").map_or_else(|| "{}".to_string(), Value::to_string);
+            (
+                json!({"type": "tool_use", "id": s("id"), "name": s("name"), "input": {}}),
+                vec![json!({"type": "input_json_delta", "partial_json": input})],
+            )
+        }
+        _ => (block.clone(), Vec::new()),
     }
 }
 
@@ -89,17 +131,111 @@ impl Encoder {
         );
     }
 
-    /// One assistant line: a message holding one content block.
-    fn assistant_line(&mut self, sink: &mut Sink<'_>, block: Value) {
-        let id = match &self.message {
-            Some(id) => id.clone(),
-            None => {
-                self.turns += 1;
-                let id = format!("msg_agentgate{}", &self.uuid()[24..]);
-                self.message = Some(id.clone());
-                id
-            }
+    /// A `stream_event` line of the main agent's.
+    fn stream(&mut self, sink: &mut Sink<'_>, event: Value) {
+        let uuid = self.uuid();
+        put(
+            sink,
+            json!({"type": "stream_event", "event": event, "session_id": self.session_id, "parent_tool_use_id": null, "uuid": uuid}),
+        );
+    }
+
+    /// The message being written, begun where it is not (with partial messages, its
+    /// `message_start` goes out first).
+    fn message_id(&mut self, sink: &mut Sink<'_>) -> String {
+        if let Some(id) = &self.message {
+            return id.clone();
+        }
+        self.turns += 1;
+        let id = format!("msg_agentgate{}", &self.uuid()[24..]);
+        self.message = Some(id.clone());
+        self.block = 0;
+        if self.partial {
+            let message = json!({
+                "model": self.model, "id": id, "type": "message", "role": "assistant", "content": [],
+                "stop_reason": null, "stop_sequence": null, "usage": usage_of(&Default::default()),
+            });
+            self.stream(sink, json!({"type": "message_start", "message": message}));
+        }
+        id
+    }
+
+    /// With partial messages: a text or thinking block begins as its source's does, so that
+    /// its deltas go out as they come.
+    fn open_block(&mut self, sink: &mut Sink<'_>, kind: &'static str) {
+        if !self.partial {
+            return;
+        }
+        self.message_id(sink);
+        let start = match kind {
+            "thinking" => json!({"type": "thinking", "thinking": "", "signature": ""}),
+            _ => json!({"type": "text", "text": ""}),
         };
+        let index = self.block;
+        self.block += 1;
+        self.stream(sink, json!({"type": "content_block_start", "index": index, "content_block": start}));
+        self.streaming = Some((kind, index));
+        self.streamed.clear();
+    }
+
+    /// With partial messages: a piece of the open block's text, as its delta.
+    fn block_delta(&mut self, sink: &mut Sink<'_>, kind: &'static str, text: &str) {
+        let Some((open, index)) = self.streaming else { return };
+        if open == kind && !text.is_empty() {
+            self.streamed.push_str(text);
+            let delta = piece(kind, text);
+            self.stream(sink, json!({"type": "content_block_delta", "index": index, "delta": delta}));
+        }
+    }
+
+    /// With partial messages: a block begun whose text came to nothing is stopped (no
+    /// assistant line is written for an empty block).
+    fn drop_block(&mut self, sink: &mut Sink<'_>, kind: &str) {
+        if let Some((_, index)) = self.streaming.filter(|(open, _)| *open == kind) {
+            self.streaming = None;
+            self.stream(sink, json!({"type": "content_block_stop", "index": index}));
+        }
+    }
+
+    /// One assistant line: a message holding one content block. With partial messages, the
+    /// block's start, deltas and stop go ahead of it, as Claude Code writes them (a block whose
+    /// start and deltas went out as they came, only its stop).
+    fn assistant_line(&mut self, sink: &mut Sink<'_>, block: Value) {
+        let id = self.message_id(sink);
+        let kind = block.get("type").and_then(Value::as_str).unwrap_or_default();
+        if self.partial {
+            let open = self.streaming.filter(|(open, _)| *open == kind);
+            let index = match open {
+                Some((_, index)) => {
+                    self.streaming = None;
+                    index
+                }
+                None => {
+                    self.block += 1;
+                    self.block - 1
+                }
+            };
+            if open.is_none() {
+                let (start, deltas) = partial_of(&block);
+                self.stream(sink, json!({"type": "content_block_start", "index": index, "content_block": start}));
+                for delta in deltas {
+                    self.stream(sink, json!({"type": "content_block_delta", "index": index, "delta": delta}));
+                }
+            } else {
+                // The whole text came after its pieces (or without them): what they lacked.
+                let whole = block.get(kind).and_then(Value::as_str).unwrap_or_default();
+                if let Some(rest) = whole.strip_prefix(self.streamed.as_str()).filter(|r| !r.is_empty()) {
+                    let delta = piece(kind, rest);
+                    self.stream(sink, json!({"type": "content_block_delta", "index": index, "delta": delta}));
+                }
+                if let Some(sig) = block.get("signature").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+                    let delta = json!({"type": "signature_delta", "signature": sig});
+                    self.stream(sink, json!({"type": "content_block_delta", "index": index, "delta": delta}));
+                }
+            }
+            self.stream(sink, json!({"type": "content_block_stop", "index": index}));
+        }
+        self.called = block.get("type").and_then(Value::as_str) == Some("tool_use");
         let uuid = self.uuid();
         put(
             sink,
@@ -115,24 +251,42 @@ impl Encoder {
         );
     }
 
+    /// The message being written ends (its tools run, or the run ends): the next block begins
+    /// a new one. With partial messages, its `message_delta` and `message_stop` (usage as
+    /// placeholder zeros, as on the assistant lines: the run's figures are the result's).
+    fn end_message(&mut self, sink: &mut Sink<'_>) {
+        if self.message.take().is_some() && self.partial {
+            let stop = if self.called { "tool_use" } else { "end_turn" };
+            self.stream(
+                sink,
+                json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": 0}}),
+            );
+            self.stream(sink, json!({"type": "message_stop"}));
+        }
+    }
+
     fn flush_reasoning(&mut self, sink: &mut Sink<'_>) {
-        if let Some(r) = self.reasoning.take().filter(|r| !r.is_empty()) {
-            self.assistant_line(sink, json!({"type": "thinking", "thinking": r, "signature": ""}));
+        match self.reasoning.take().filter(|r| !r.is_empty()) {
+            Some(r) => self.assistant_line(sink, json!({"type": "thinking", "thinking": r, "signature": ""})),
+            None => self.drop_block(sink, "thinking"),
         }
     }
 
     fn flush(&mut self, sink: &mut Sink<'_>) {
         self.flush_reasoning(sink);
-        if let Some(t) = self.text.take().filter(|t| !t.is_empty()) {
-            self.last_text = Some(t.clone());
-            self.assistant_line(sink, json!({"type": "text", "text": t}));
+        match self.text.take().filter(|t| !t.is_empty()) {
+            Some(t) => {
+                self.last_text = Some(t.clone());
+                self.assistant_line(sink, json!({"type": "text", "text": t}));
+            }
+            None => self.drop_block(sink, "text"),
         }
     }
 
     fn tool_result(&mut self, sink: &mut Sink<'_>, id: &str, output: String, failed: bool) {
         self.flush(sink);
         // The model's message ends where its tools run: the next text is a new message.
-        self.message = None;
+        self.end_message(sink);
         let mut block = Map::new();
         block.insert("tool_use_id".into(), json!(id));
         block.insert("type".into(), json!("tool_result"));
@@ -161,11 +315,12 @@ impl Encoder {
         self.flush(sink);
         let answer = t.final_text.clone().filter(|a| !a.is_empty());
         if t.outcome == Outcome::Completed && answer.is_some() && answer != self.last_text {
-            self.message = None;
+            self.end_message(sink);
             sink.report.synthesized("assistant");
             self.text = answer.clone();
             self.flush(sink);
         }
+        self.end_message(sink);
         // The outcome table (mappings/claude-code.json).
         let max_turns = t
             .reason
@@ -282,11 +437,13 @@ impl Encode for Encoder {
             Event::TextStart => {
                 self.flush(sink);
                 self.text = Some(String::new());
+                self.open_block(sink, "text");
                 return Fate::Absorbed;
             }
             Event::TextDelta { text, .. } => {
                 self.flush_reasoning(sink);
                 self.text.get_or_insert_with(String::new).push_str(text);
+                self.block_delta(sink, "text", text);
                 return Fate::Absorbed;
             }
             Event::TextReplace { text } | Event::TextEnd { text: Some(text) } => {
@@ -297,10 +454,12 @@ impl Encode for Encoder {
             Event::ReasoningStart { .. } => {
                 self.flush(sink);
                 self.reasoning = Some(String::new());
+                self.open_block(sink, "thinking");
                 return Fate::Absorbed;
             }
             Event::ReasoningDelta { text } => {
                 self.reasoning.get_or_insert_with(String::new).push_str(text);
+                self.block_delta(sink, "thinking", text);
                 return Fate::Absorbed;
             }
             Event::ReasoningEnd { text } => {
@@ -377,7 +536,7 @@ impl Encode for Encoder {
             }
             Event::Prompt { text } => {
                 self.flush(sink);
-                self.message = None;
+                self.end_message(sink);
                 let uuid = self.uuid();
                 put(
                     sink,
@@ -386,7 +545,7 @@ impl Encode for Encoder {
             }
             Event::RoundStart { .. } | Event::RoundEnd { .. } | Event::TurnEnd { .. } | Event::TurnStart { .. } => {
                 self.flush(sink);
-                self.message = None;
+                self.end_message(sink);
                 return Fate::Absorbed;
             }
             Event::Error { message, fatal } => {

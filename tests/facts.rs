@@ -120,7 +120,7 @@ fn every_target_keeps_the_facts_of_every_fixture() {
                 // A shell call of another dialect is a command_execution item, which names no
                 // tool (mappings/codex.json, "tools").
                 for t in want_tools.iter_mut() {
-                    if matches!(t.0.as_str(), "bash" | "shell" | "exec_command" | "command") {
+                    if matches!(t.0.to_ascii_lowercase().as_str(), "bash" | "shell" | "exec_command" | "command") {
                         t.0 = "command_execution".into();
                     }
                 }

@@ -3,7 +3,7 @@ output: each fixture of every dialect through the SDK's message parser, and end 
 its client (query) pointed (cli_path) at a wrapper that runs
 `agentgate exec --as claude-code "$@" -- cat FIXTURE`, which takes the flags the SDK gives and
 answers its initialize handshake; once more with include_partial_messages, whose StreamEvent
-messages must build the assistant messages that follow them. The typed messages (result subtype, is_error, usage, tool uses and
+messages must build the assistant messages that follow them. The typed messages (result subtype, is_error, usage, cost, tool uses and
 results) are held to the facts agentgate's canonical translation of the fixture states.
 
 Usage: python claude_sdk_check.py AGENTGATE FIXTURES_DIR WRAPPER
@@ -32,7 +32,14 @@ def facts(path):
         made += [c.get("id") for c in s.get("tool_calls") or []]
     orphans = {l.get("id") for l in lines if l["type"] in ("tool_result", "permission_denied")} - set(made)
     results = sum(1 for l in open(path, encoding="utf-8") if '"type":"result"' in l) if "claude-code" in path else 1
+    cost = t.get("cost_usd")
+    if "claude-code" in path:
+        # A Claude Code stream comes back as it was: its result's own total_cost_usd (the
+        # canonical cost may be modelUsage's sum where the result states no total).
+        own = [json.loads(l) for l in open(path, encoding="utf-8") if '"type":"result"' in l]
+        cost = own[-1].get("total_cost_usd") if own else None
     return {"outcome": t["outcome"], "final_text": t.get("final_text") or "", "usage": t.get("usage") or {},
+            "cost": cost,
             "calls": len(made) + len(orphans), "results": max(results, 1)}
 
 
@@ -56,6 +63,9 @@ def check(messages, want):
     got_input = u.get("input_tokens", 0) + u.get("cache_read_input_tokens", 0) + u.get("cache_creation_input_tokens", 0)
     if got_input != want["usage"].get("input", 0):
         problems.append(f"input tokens {got_input}, want {want['usage'].get('input', 0)}")
+    # The cost where the source states one, none made up (agentgate never prices tokens).
+    if r.total_cost_usd != want["cost"]:
+        problems.append(f"total_cost_usd {r.total_cost_usd}, want {want['cost']}")
     if u.get("output_tokens", 0) != want["usage"].get("output", 0):
         problems.append(f"output tokens {u.get('output_tokens')}, want {want['usage'].get('output', 0)}")
     uses = {b.id for m in messages if isinstance(m, AssistantMessage) for b in m.content if isinstance(b, ToolUseBlock)}

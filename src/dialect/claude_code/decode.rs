@@ -70,6 +70,14 @@ fn n(u: &Value, k: &str) -> Option<u64> {
     }
 }
 
+/// An amount of money: a number, or a string of one (read either way, as counts are).
+fn amount(v: &Value) -> Option<f64> {
+    match v {
+        Value::String(s) => s.trim().parse::<f64>().ok().filter(|c| c.is_finite() && *c >= 0.0),
+        v => v.as_f64(),
+    }
+}
+
 /// A Messages-API usage object as canonical tokens: Claude's input excludes the cache
 /// figures, canonical input includes them (claude-code.md, Usage).
 fn tokens(u: &Value) -> Tokens {
@@ -102,8 +110,28 @@ fn content_text(c: &Value) -> String {
 impl Decoder {
     fn assistant(&mut self, line: &Map<String, Value>, events: &mut Vec<Event>) {
         let Some(message) = line.get("message") else { return };
-        if let Some(m) = message.get("model").and_then(Value::as_str).filter(|m| *m != "<synthetic>") {
+        // An API failure comes as a synthetic message (claude-code-notes.md, Quirks: `model:
+        // "<synthetic>"` and an `error` code): its text is the error, not the model's.
+        let synthetic = message.get("model").and_then(Value::as_str) == Some("<synthetic>");
+        if let Some(m) = message.get("model").and_then(Value::as_str).filter(|_| !synthetic) {
             self.model = Some(m.to_string());
+        }
+        if synthetic {
+            let text: Vec<&str> = message
+                .get("content")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .collect();
+            let code = line.get("error").and_then(Value::as_str);
+            let message = match (code, text.join("\n")) {
+                (Some(c), t) if t.is_empty() => c.to_string(),
+                (_, t) if t.is_empty() => "API error".to_string(),
+                (_, t) => t,
+            };
+            events.push(Event::Error { message, fatal: false });
+            return;
         }
         for block in message.get("content").and_then(Value::as_array).into_iter().flatten() {
             match block.get("type").and_then(Value::as_str) {
@@ -298,10 +326,10 @@ impl Decoder {
         // of `modelUsage` (cumulative, all calls) summed. Never `usage` plus `modelUsage`.
         let per_model = || {
             let models = line.get("modelUsage")?.as_object()?;
-            let costs: Vec<f64> = models.values().filter_map(|m| m.get("costUSD")?.as_f64()).collect();
+            let costs: Vec<f64> = models.values().filter_map(|m| amount(m.get("costUSD")?)).collect();
             (!costs.is_empty()).then(|| costs.iter().sum())
         };
-        if let Some(c) = line.get("total_cost_usd").and_then(Value::as_f64).or_else(per_model) {
+        if let Some(c) = line.get("total_cost_usd").and_then(amount).or_else(per_model) {
             r.cost = Some(c);
         }
         // Refused calls (joined over the results): each call's refusal, after its failed

@@ -80,12 +80,12 @@ fn item_line(sink: &mut Sink<'_>, kind: &str, item: Value) {
     put(sink, json!({"type": kind, "item": item}));
 }
 
-/// Whether a call of another dialect is a shell command: its name says so, or its arguments
-/// are one `command` string.
+/// Whether a call of another dialect is a shell command: its name says so, in any case (Claude
+/// Code's is `Bash`).
 fn command_of(name: &str, args: &Arguments) -> Option<String> {
     let v = args.to_value();
     let cmd = v.as_ref().and_then(|v| v.get("command")).and_then(Value::as_str).map(str::to_string);
-    match name {
+    match name.to_ascii_lowercase().as_str() {
         COMMAND | "bash" | "shell" | "exec_command" | "run_shell_command" | "command" => {
             Some(cmd.unwrap_or_else(|| args.to_text()))
         }

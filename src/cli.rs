@@ -68,7 +68,8 @@ pub enum Command {
         include_partial_messages: bool,
         /// claude-code: stream-json reads Claude's stdin protocol (as the Agent SDK's client
         /// writes it): control requests are answered, and the user message's text goes to the
-        /// agent's stdin
+        /// agent as its dialect takes a prompt (with --from: localcode --goal, adal -q,
+        /// base-context, codex and claude-code an argument), else on its stdin
         #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = ["text", "stream-json"])]
         input_format: String,
         /// Claude's --output-format and --verbose, accepted for a command line written for Claude

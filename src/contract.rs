@@ -111,6 +111,18 @@ pub enum KeyOrder {
     Any,
 }
 
+/// How the agent takes its prompt on its command line (what `exec` does with the prompt a
+/// Claude Agent SDK client sends, when `--from` names the agent's dialect).
+#[derive(Debug, Clone, Deserialize)]
+pub struct PromptSpec {
+    /// `flag` (the prompt after `flag`), `argument` (the prompt as the last argument) or `stdin`.
+    pub how: String,
+    #[serde(default)]
+    pub flag: Option<String>,
+    /// The spec's sentence that decides it.
+    pub spec: String,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 pub struct TerminalSpec {
     pub kind: String,
@@ -245,6 +257,9 @@ pub struct Contract {
     pub description: String,
     #[serde(default)]
     pub produced_by: Option<String>,
+    /// How the agent takes its prompt.
+    #[serde(default)]
+    pub prompt: Option<PromptSpec>,
     #[serde(default = "type_field")]
     pub type_field: String,
     pub key_order: KeyOrder,
@@ -1030,6 +1045,14 @@ impl Contract {
         let mut out = format!("## {}\n\n{}\n\n", self.dialect, cell(&self.description));
         if let Some(p) = &self.produced_by {
             out.push_str(&format!("Produced by `{p}`. "));
+        }
+        if let Some(p) = &self.prompt {
+            let how = match (p.how.as_str(), &p.flag) {
+                ("flag", Some(f)) => format!("after `{f}`"),
+                ("argument", _) => "as its last argument".to_string(),
+                _ => "on stdin".to_string(),
+            };
+            out.push_str(&format!("Takes its prompt {how} ({}). ", cell(&p.spec)));
         }
         out.push_str(&format!(
             "Kind member `{}`; key order {}; unknown kinds {}; terminal record {}.\n\n",

@@ -134,14 +134,29 @@ impl Exec<'_> {
         } else {
             None
         };
+        // The prompt goes where the agent's mappings/ entry says it takes one (with --from
+        // naming its dialect); else, and for an agent that reads it there, on its stdin.
+        let mut args: Vec<String> = self.command[1..].to_vec();
+        let how = self.from.and_then(|d| d.contract().prompt.as_ref());
+        let prompt = match (prompt, how) {
+            (Some(p), Some(spec)) if spec.how == "flag" && spec.flag.is_some() => {
+                args.extend([spec.flag.clone().unwrap_or_default(), p]);
+                None
+            }
+            (Some(p), Some(spec)) if spec.how == "argument" => {
+                args.push(p);
+                None
+            }
+            (p, _) => p,
+        };
         let stdout = io::stdout();
         let mut out = stdout.lock();
 
         // Its own process group: a terminal's Ctrl-C reaches agentgate alone, which forwards it
         // once, and a stop reaches everything the agent started.
         let spawned = Command::new(program)
-            .args(&self.command[1..])
-            .stdin(if prompt.is_some() { Stdio::piped() } else { Stdio::inherit() })
+            .args(&args)
+            .stdin(if prompt.is_some() || self.stream_input { Stdio::piped() } else { Stdio::inherit() })
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .process_group(0)
@@ -162,11 +177,14 @@ impl Exec<'_> {
         };
         let pid = child.id();
         let child_stdout = child.stdout.take().expect("stdout is piped");
-        if let (Some(prompt), Some(mut stdin)) = (prompt, child.stdin.take()) {
-            // The prompt on the agent's stdin, closed after it; what else comes on ours (the
-            // client closes it after the result) is read and let go.
+        if let Some(mut stdin) = child.stdin.take() {
+            // The prompt on the agent's stdin (none where it went on the command line), closed
+            // after it; what else comes on ours (the client closes it after the result) is read
+            // and let go.
             std::thread::spawn(move || {
-                let _ = writeln!(stdin, "{prompt}");
+                if let Some(prompt) = prompt {
+                    let _ = writeln!(stdin, "{prompt}");
+                }
                 drop(stdin);
                 let _ = io::copy(&mut io::stdin(), &mut io::sink());
             });

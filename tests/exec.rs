@@ -282,3 +282,48 @@ fn exec_as_claude_code_answers_the_sdks_handshake_and_passes_the_prompt_on() {
         "the agent got its prompt"
     );
 }
+
+/// With `--from` naming the agent's dialect, the prompt goes where its `mappings/` entry says
+/// the agent takes one: localcode after `--goal` (localcode.md: `localcode run --goal "..."
+/// --json`), codex as the last argument (codex.md: `codex exec --json [OPTIONS] PROMPT`), wuu
+/// on stdin (its spec names no flag).
+#[test]
+fn exec_as_claude_code_gives_the_prompt_the_way_the_agent_takes_one() {
+    use std::io::Write;
+    let cases = [
+        ("localcode", "localcode/success.jsonl", "--goal|fix it|"),
+        ("codex", "codex/success.jsonl", "fix it|"),
+        ("wuu", "wuu/success.jsonl", "stdin:fix it"),
+    ];
+    for (from, file, want) in cases {
+        let dir = std::env::temp_dir().join(format!("agentgate-prompt-{}-{from}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let seen = dir.join("seen");
+        // The fake agent writes down its arguments (or, with none, what came on its stdin),
+        // then plays its recorded stream.
+        let script = r#"out="$0"; fixture="$1"; shift
+            if [ $# -gt 0 ]; then for a in "$@"; do printf '%s|' "$a"; done > "$out"
+            else printf 'stdin:%s' "$(cat)" > "$out"; fi
+            cat "$fixture""#;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_agentgate"))
+            .args(["exec", "--as", "claude-code", "--from", from, "--input-format", "stream-json", "--"])
+            .args(["sh", "-c", script, seen.to_str().unwrap(), &fixture(file)])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        writeln!(stdin, r#"{{"type":"control_request","request_id":"r1","request":{{"subtype":"initialize"}}}}"#)
+            .unwrap();
+        writeln!(
+            stdin,
+            r#"{{"type":"user","message":{{"role":"user","content":"fix it"}},"parent_tool_use_id":null}}"#
+        )
+        .unwrap();
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{from}");
+        assert_eq!(std::fs::read_to_string(&seen).unwrap(), want, "{from}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

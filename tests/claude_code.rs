@@ -380,4 +380,6 @@ fn exec_takes_the_flags_the_agent_sdk_gives_claude() {
     let lines = common::values(std::str::from_utf8(&out.stdout).unwrap());
     assert!(lines.iter().any(|l| l["type"] == "stream_event" && l["event"]["type"] == "content_block_delta"));
     assert_eq!(lines.last().unwrap()["type"], "result");
+    // localcode states no directory: the init's is the one the agent ran in.
+    assert_eq!(lines[0]["cwd"].as_str(), std::env::current_dir().unwrap().to_str());
 }

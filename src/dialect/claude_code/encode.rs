@@ -45,6 +45,9 @@ pub struct Encoder {
     block: u64,
     /// The message's last block was a tool_use (its stop reason).
     called: bool,
+    /// The directory the agent runs in where agentgate knows it (`exec`), for an init whose
+    /// source states none.
+    cwd: Option<String>,
     /// With partial messages: the kind and index of the block begun and not yet written whole.
     streaming: Option<(&'static str, u64)>,
     /// The text its deltas gave so far.
@@ -53,7 +56,7 @@ pub struct Encoder {
 
 impl Encoder {
     pub fn new(opts: &crate::dialect::EncodeOptions) -> Self {
-        Encoder { partial: opts.include_partial_messages, ..Self::default() }
+        Encoder { partial: opts.include_partial_messages, cwd: opts.cwd.clone(), ..Self::default() }
     }
 }
 
@@ -125,7 +128,7 @@ impl Encoder {
         put(
             sink,
             json!({
-                "type": "system", "subtype": "init", "cwd": cwd.unwrap_or(""), "session_id": self.session_id,
+                "type": "system", "subtype": "init", "cwd": cwd.or(self.cwd.as_deref()).unwrap_or(""), "session_id": self.session_id,
                 "tools": [], "mcp_servers": [], "model": self.model, "permissionMode": "default", "uuid": uuid,
             }),
         );

@@ -242,7 +242,7 @@ impl Normalizer {
             let message = if kind == "terminal" {
                 "a second terminal record; the first one stands and this one is dropped".into()
             } else {
-                format!("a {kind} record after the terminal record; dropped")
+                format!("{} {kind} record after the terminal record; dropped", crate::report::a(kind))
             };
             if self.flagged_line && kind == "terminal" {
                 self.diagnostics.pop();

@@ -449,7 +449,8 @@ impl<'o, W: Write> Run<'o, W> {
             return None;
         }
         let other = Dialect::all().find(|d| *d != source && d.sniff(line) == Sniff::Yes)?;
-        Some(format!("\"{kind}\" is a {other} record, not {source}; skipped"))
+        let other = other.name();
+        Some(format!("\"{kind}\" is {} {other} record, not {source}; skipped", crate::report::a(other)))
     }
 
     /// Ends the run with its terminal record: the one the decoder makes of what it read
@@ -608,7 +609,20 @@ fn parse_object(text: &str) -> Result<Object<'_>, String> {
     match Object::parse(text) {
         Ok(Ok(m)) => Ok(m),
         Ok(Err(NotObject(kind))) => Err(format!("JSON {kind}, not an object")),
-        Err(e) => Err(format!("not JSON: {e}")),
+        Err(e) => Err(not_json(&e)),
+    }
+}
+
+/// serde_json's reason for a line that does not parse, its place given once: the line is the
+/// diagnostic's, so only the column is said ("not JSON at column 14: key must be a string",
+/// not "... at line 1 column 14").
+fn not_json(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let place = format!(" at line {} column {}", e.line(), e.column());
+    match text.strip_suffix(&place) {
+        Some(why) if e.column() > 0 => format!("not JSON at column {}: {why}", e.column()),
+        Some(why) => format!("not JSON: {why}"),
+        None => format!("not JSON: {text}"),
     }
 }
 

@@ -135,3 +135,27 @@ impl fmt::Display for Report {
         list(f, "truncated", &self.truncated)
     }
 }
+
+/// The indefinite article for `word` in a message: "an" before a vowel sound ("an adal
+/// record", "an error record", "an unknown kind"), else "a" ("a usage record", "a user line").
+pub fn a(word: &str) -> &'static str {
+    let w = word.to_ascii_lowercase();
+    let you = ["us", "uni", "ure", "uu"].iter().any(|p| w.starts_with(p));
+    match w.bytes().next() {
+        Some(b'u') if you => "a",
+        Some(b'a' | b'e' | b'i' | b'o' | b'u') => "an",
+        _ => "a",
+    }
+}
+
+#[cfg(test)]
+mod article {
+    #[test]
+    fn an_before_a_vowel() {
+        let said: Vec<String> = ["adal", "error", "usage", "unknown", "loom", "wuu", "tool_call"]
+            .iter()
+            .map(|w| format!("{} {w}", super::a(w)))
+            .collect();
+        assert_eq!(said, ["an adal", "an error", "a usage", "an unknown", "a loom", "a wuu", "a tool_call"]);
+    }
+}

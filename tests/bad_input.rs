@@ -181,6 +181,11 @@ fn a_record_of_another_dialect_does_not_belong_in_the_stream() {
     let r = run(&join(&lines), Dialect::Adal, Dialect::Adal);
     assert_eq!(r.messages, vec!["2: \"turn_tokens\" is a localcode record, not adal; skipped"]);
     assert_eq!(r.summary.report.bad, 1);
+    // And the other way round, in English: "an adal record".
+    let mut lines = base(Dialect::Localcode);
+    lines.insert(1, r#"{"type": "permission_denied", "id": "c9", "name": "bash", "reason": "no"}"#.into());
+    let r = run(&join(&lines), Dialect::Localcode, Dialect::Localcode);
+    assert_eq!(r.messages, vec!["2: \"permission_denied\" is an adal record, not localcode; skipped"]);
     // An unknown kind that no dialect claims is an extension, kept.
     let mut lines = base(Dialect::Adal);
     lines.insert(1, "{\"type\":\"heartbeat\"}".into());

@@ -417,3 +417,16 @@ fn validate_accepts_a_valid_stream_and_names_each_problem_of_an_invalid_one() {
     assert!(report.contains("truncated.jsonl:8: not JSON"), "{report}");
     assert!(report.ends_with("truncated.jsonl: no terminal \"result\" record\n"), "{report}");
 }
+
+#[test]
+fn a_line_that_does_not_parse_is_named_once_by_line_and_column() {
+    // The diagnostic names the input's line; the parser's own "at line 1 column N" would name
+    // a second line number, always 1.
+    let out = run_with_stdin(&["--from", "localcode", "--to", "adal"], b"{\"type\": \"x\", bad}\n");
+    let stderr = text(&out.stderr);
+    assert_eq!(
+        stderr.lines().next(),
+        Some("agentgate: <stdin>:1: not JSON at column 15: key must be a string"),
+        "{stderr}"
+    );
+}

@@ -48,10 +48,10 @@ pub enum Command {
     #[cfg(unix)]
     Exec {
         /// The dialect to speak
-        #[arg(long = "as", value_name = "DIALECT", value_parser = to_values())]
+        #[arg(short = 't', long = "as", value_name = "DIALECT", value_parser = to_values())]
         to: String,
         /// The agent's dialect; auto detects it from its first lines
-        #[arg(long, value_name = "DIALECT", default_value = "auto", value_parser = from_values())]
+        #[arg(short, long, value_name = "DIALECT", default_value = "auto", value_parser = from_values())]
         from: String,
         /// Stop the agent after this long (30s, 500ms, 2m, 1h): SIGTERM, then SIGKILL after --kill-after
         #[arg(long, value_name = "DURATION")]
@@ -87,7 +87,7 @@ pub enum Command {
     /// Summarize runs whatever their dialects: one JSON line per run, or a table or CSV
     Summary {
         /// The runs' dialect; auto detects it per file
-        #[arg(long, value_name = "DIALECT", default_value = "auto", value_parser = from_values())]
+        #[arg(short, long, value_name = "DIALECT", default_value = "auto", value_parser = from_values())]
         from: String,
         /// Keep the whole final text (else it is cut to 200 characters)
         #[arg(long)]
@@ -110,7 +110,7 @@ pub enum Command {
     /// FILE:LINE: what is wrong; exit 0 when valid, 1 when not
     Validate {
         /// The streams' dialect; auto detects it per file
-        #[arg(long, value_name = "DIALECT", default_value = "auto", value_parser = from_values())]
+        #[arg(short, long, value_name = "DIALECT", default_value = "auto", value_parser = from_values())]
         dialect: String,
         /// Report warnings too: departures from what the agent writes that no reader relies on
         #[arg(long)]
@@ -164,11 +164,11 @@ pub struct ClaudeFlags {
 #[derive(Args, Debug)]
 pub struct Translate {
     /// The input's dialect; auto detects it from the first lines
-    #[arg(long, value_name = "DIALECT", default_value = "auto", value_parser = from_values())]
+    #[arg(short, long, value_name = "DIALECT", default_value = "auto", value_parser = from_values())]
     pub from: String,
 
     /// The dialect to write
-    #[arg(long, value_name = "DIALECT", required = true, value_parser = to_values())]
+    #[arg(short, long, value_name = "DIALECT", required = true, value_parser = to_values())]
     pub to: Option<String>,
 
     /// base-context: write the --json-deltas form (messageId and deltas, no message snapshots)

@@ -5,7 +5,7 @@ mod cli;
 mod exec;
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -29,6 +29,9 @@ mod status {
 }
 
 fn main() -> ExitCode {
+    if let Some(code) = mistyped_command() {
+        return ExitCode::from(code);
+    }
     let cli = Cli::parse();
     let code = match cli.command {
         Some(Command::Dialects { markdown: true }) => {
@@ -61,6 +64,56 @@ fn main() -> ExitCode {
         None => run(&cli.translate),
     };
     ExitCode::from(code)
+}
+
+/// Flags that one target alone reads, given with another: said on stderr, and the stream is
+/// translated as asked.
+fn warn_unused(to: Dialect, flag: &str, json_deltas: bool, partial_messages: bool) {
+    if json_deltas && to != Dialect::BaseContext {
+        eprintln!("agentgate: warning: --json-deltas does nothing with {flag} {to} (it is base-context's)");
+    }
+    if partial_messages && to != Dialect::ClaudeCode {
+        eprintln!("agentgate: warning: --include-partial-messages does nothing with {flag} {to} (it is claude-code's)");
+    }
+}
+
+/// A first word that is no file but nearly a command's name (`agentgate sumary runs/`) is
+/// a typo, not an input: say which command was meant (exit 2) rather than ask for `--to`.
+fn mistyped_command() -> Option<u8> {
+    use clap::CommandFactory;
+    let word = std::env::args().nth(1)?;
+    if word.starts_with('-') || Path::new(&word).exists() {
+        return None;
+    }
+    let cli = Cli::command();
+    let names: Vec<&str> = cli.get_subcommands().map(|c| c.get_name()).collect();
+    if names.contains(&word.as_str()) {
+        return None;
+    }
+    // One edit in a short name, two in a longer one: a typo, not another word.
+    let near = names
+        .iter()
+        .copied()
+        .filter(|n| distance(&word, n) <= (n.len() / 3).clamp(1, 2))
+        .min_by_key(|n| distance(&word, n))?;
+    eprintln!("agentgate: unknown command '{word}'; did you mean '{near}'? (see agentgate --help)");
+    Some(2)
+}
+
+/// The edit distance between two short words (Levenshtein).
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(row[j + 1] + 1);
+            prev = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
 }
 
 fn dialects() -> u8 {
@@ -157,6 +210,7 @@ fn exec_command(
         Err(()) => return 2,
     };
     let Ok(to) = to.parse() else { return 2 };
+    warn_unused(to, "--as", encode.json_deltas, encode.include_partial_messages);
     exec::Exec { to, from: from.parse().ok(), timeout, kill_after, encode, stream_input, command }.run()
 }
 
@@ -347,6 +401,7 @@ fn run(args: &Translate) -> u8 {
         "auto" => None,
         name => name.parse().ok(),
     };
+    warn_unused(to, "--to", args.json_deltas, args.include_partial_messages);
     let mut opts = Options::new(from, to);
     opts.strict = args.strict;
     opts.max_line_bytes = args.max_line_bytes;
@@ -356,6 +411,9 @@ fn run(args: &Translate) -> u8 {
     opts.encode.source_date_epoch = std::env::var("SOURCE_DATE_EPOCH").ok().and_then(|v| v.trim().parse().ok());
 
     let files = if args.files.is_empty() { vec![PathBuf::from("-")] } else { args.files.clone() };
+    if files.iter().any(|f| f == Path::new("-")) && io::stdin().is_terminal() {
+        eprintln!("agentgate: reading a stream from the terminal; end it with Ctrl-D, or give a FILE");
+    }
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let mut code = status::OK;

@@ -214,6 +214,9 @@ pub fn translate_ending<R: Input, W: Write>(
         stopped = Some(Stop::Undetected(why));
     }
     run.flush(lines.would_wait())?;
+    // With --from, the first lines are still looked at: a stream that plainly is another
+    // dialect's is said to be (once), and read as told.
+    let mut check = opts.from.filter(|d| *d != Dialect::Canonical).map(|d| (d, Detector::default()));
     while stopped.is_none() {
         match lines.advance() {
             Ok(true) => {}
@@ -221,6 +224,22 @@ pub fn translate_ending<R: Input, W: Write>(
             Err(e) => {
                 stopped = Some(read_failed(&e, &lines, diag));
                 break;
+            }
+        }
+        if let Some((from, detector)) = &mut check {
+            if let (Frame::Text(text), true) = (lines.frame(), lines.number() <= DETECT_LINES as u64) {
+                if let Ok(Value::Object(m)) = serde_json::from_str::<Value>(text) {
+                    if let Some(seen) = detector.feed(&m) {
+                        if seen != *from && from.sniff(&m) == Sniff::No {
+                            let message =
+                                format!("warning: this line is {} {seen} record, not {from}; reading the stream as {from}, as --from says", crate::report::a(seen.name()));
+                            diag(Diagnostic { line: lines.number(), message });
+                        }
+                        check = None;
+                    }
+                }
+            } else if lines.number() > DETECT_LINES as u64 {
+                check = None;
             }
         }
         // The line is borrowed from the reader's buffer, which is asked for its digest too.

@@ -430,3 +430,49 @@ fn a_line_that_does_not_parse_is_named_once_by_line_and_column() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_mistyped_command_is_named_with_the_one_meant() {
+    let out = run_with_stdin(&["sumary", "runs/"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        "agentgate: unknown command 'sumary'; did you mean 'summary'? (see agentgate --help)\n"
+    );
+    assert!(out.stdout.is_empty());
+    // A word that is nearly no command's name is a file, as before.
+    let out = run_with_stdin(&["--to", "adal", "no-such-run.jsonl"], b"");
+    assert_eq!(out.status.code(), Some(66), "{}", text(&out.stderr));
+}
+
+#[test]
+fn from_and_to_have_short_flags() {
+    let input = std::fs::read(fixture("localcode/success.jsonl")).unwrap();
+    let long = run_with_stdin(&["--from", "localcode", "--to", "wuu"], &input);
+    let short = run_with_stdin(&["-f", "localcode", "-t", "wuu"], &input);
+    assert_eq!(short.status.code(), Some(0));
+    assert_eq!(short.stdout, long.stdout);
+}
+
+#[test]
+fn a_from_the_first_lines_belie_and_a_flag_the_target_ignores_are_warned_of() {
+    // --from localcode on an adal stream: said once, and the stream is read as told.
+    let input = std::fs::read(fixture("adal/success.jsonl")).unwrap();
+    let out = run_with_stdin(&["--from", "localcode", "--to", "wuu"], &input);
+    let stderr = text(&out.stderr);
+    let warned: Vec<&str> = stderr.lines().filter(|l| l.contains("warning: this line is")).collect();
+    assert_eq!(warned, ["agentgate: <stdin>:1: warning: this line is an adal record, not localcode; reading the stream as localcode, as --from says"]);
+    // The right --from: no word.
+    let out = run_with_stdin(&["--from", "adal", "--to", "wuu"], &input);
+    assert!(text(&out.stderr).is_empty(), "{}", text(&out.stderr));
+    // --json-deltas is base-context's, --include-partial-messages claude-code's.
+    let out = run_with_stdin(&["--to", "adal", "--json-deltas", "--include-partial-messages"], &input);
+    assert_eq!(
+        text(&out.stderr),
+        "agentgate: warning: --json-deltas does nothing with --to adal (it is base-context's)\n\
+         agentgate: warning: --include-partial-messages does nothing with --to adal (it is claude-code's)\n"
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let out = run_with_stdin(&["--to", "base-context", "--json-deltas"], &input);
+    assert!(text(&out.stderr).is_empty(), "{}", text(&out.stderr));
+}

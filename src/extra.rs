@@ -24,7 +24,7 @@ pub struct Extra {
     json: String,
     /// A hash of the keys in order (see [`Extra::shape`]).
     shape: u64,
-    /// Only the shape is kept, not the members (see [`Extra::named`]).
+    /// Only the shape is kept, not the members (see `Extra::named`).
     named: bool,
 }
 
@@ -41,7 +41,7 @@ impl Extra {
         Extra { json: String::new(), shape, named: true }
     }
 
-    /// Whether only the shape is kept ([`Extra::named`]).
+    /// Whether only the shape is kept (`Extra::named`).
     pub fn is_named(&self) -> bool {
         self.named
     }

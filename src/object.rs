@@ -556,7 +556,7 @@ impl<'a> Object<'a> {
 
     /// [`Object::get`] for a caller that looks up every field a contract lists on every line
     /// (whose keys often share a length, which sends `==` to `memcmp`): keys compared by
-    /// [`same_key`], looking first where `seen` says the key was found last, and noting where it
+    /// `same_key`, looking first where `seen` says the key was found last, and noting where it
     /// is found when that was elsewhere.
     #[inline]
     pub fn get_field_seen(&self, key: &str, seen: &crate::contract::Seen) -> Option<&Member<'a>> {

@@ -6,8 +6,8 @@
 //! every block into the framing buffer was 4–6% of the translating thread's instructions).
 //!
 //! It reads what is there and hands it over at once: a live stream's line comes through as soon
-//! as its writer wrote it, not when a block is full. Memory is bounded: [`AHEAD`] blocks wait at
-//! most, each of [`BLOCK`] bytes after its headroom, in buffers used again.
+//! as its writer wrote it, not when a block is full. Memory is bounded: `AHEAD` blocks wait at
+//! most, each of `BLOCK` bytes after its headroom, in buffers used again.
 
 use std::io::{self, Read};
 use std::sync::mpsc;

@@ -172,7 +172,7 @@ pub struct Decoded {
     /// `Some` when the target drops the members a record has no field for and only names them
     /// in the report (a target other than the source's dialect and canonical): the shapes of
     /// members whose keys the report's reader holds already. A decoder keeps members of one of
-    /// these shapes as the shape alone ([`Extra::named`]), without copying them (set for the
+    /// these shapes as the shape alone (`Extra::named`), without copying them (set for the
     /// run; the pipeline adds to it).
     pub named_shapes: Option<Vec<u64>>,
 }

@@ -84,6 +84,14 @@ pub enum Command {
         #[arg(last = true, required = true, value_name = "CMD")]
         command: Vec<String>,
     },
+    /// Print a completion script for a shell: `agentgate completions bash > /etc/bash_completion.d/agentgate`
+    Completions {
+        /// The shell
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff) on stdout: `agentgate man | man -l -`
+    Man,
     /// Summarize runs whatever their dialects: one JSON line per run, or a table or CSV
     Summary {
         /// The runs' dialect; auto detects it per file

@@ -39,6 +39,21 @@ fn main() -> ExitCode {
         }
         Some(Command::Dialects { markdown: false }) => dialects(),
         Some(Command::Detect { files }) => detect_command(&files),
+        Some(Command::Completions { shell }) => {
+            let mut text = Vec::new();
+            clap_complete::generate(shell, &mut <Cli as clap::CommandFactory>::command(), "agentgate", &mut text);
+            write_out(&text)
+        }
+        Some(Command::Man) => {
+            let mut text = Vec::new();
+            match clap_mangen::Man::new(<Cli as clap::CommandFactory>::command()).render(&mut text) {
+                Ok(()) => write_out(&text),
+                Err(e) => {
+                    eprintln!("agentgate: cannot write the manual page: {e}");
+                    status::IO
+                }
+            }
+        }
         Some(Command::Validate { dialect, warnings, strict, format, paths }) => {
             validate_command(&dialect, warnings, strict, format, &paths)
         }

@@ -476,3 +476,28 @@ fn a_from_the_first_lines_belie_and_a_flag_the_target_ignores_are_warned_of() {
     let out = run_with_stdin(&["--to", "base-context", "--json-deltas"], &input);
     assert!(text(&out.stderr).is_empty(), "{}", text(&out.stderr));
 }
+
+#[test]
+fn completions_and_the_manual_page_come_from_the_command_line_definition() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let out = run_with_stdin(&["completions", shell], b"");
+        assert_eq!(out.status.code(), Some(0), "{shell}");
+        let script = text(&out.stdout);
+        for word in ["summary", "validate", "json-deltas", "include-partial-messages"] {
+            assert!(script.contains(word), "{shell}: {word}");
+        }
+    }
+    // The bash script is bash.
+    let out = run_with_stdin(&["completions", "bash"], b"");
+    if let Ok(check) = Command::new("bash").arg("-n").stdin(Stdio::piped()).stderr(Stdio::piped()).spawn() {
+        let mut check = check;
+        check.stdin.take().unwrap().write_all(&out.stdout).unwrap();
+        let done = check.wait_with_output().unwrap();
+        assert!(done.status.success(), "{}", text(&done.stderr));
+    }
+    let man = text(&run_with_stdin(&["man"], b"").stdout);
+    assert!(man.contains(".TH agentgate 1"), "{}", &man[..200.min(man.len())]);
+    for word in ["summary", "exec", "validate", "detect"] {
+        assert!(man.contains(word), "{word}");
+    }
+}

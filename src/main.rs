@@ -81,6 +81,14 @@ fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
+/// The width a table for the terminal fits: `COLUMNS` where set, else the terminal's.
+fn table_width() -> Option<usize> {
+    if let Some(n) = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<usize>().ok()).filter(|n| *n > 0) {
+        return Some(n);
+    }
+    terminal_size::terminal_size_of(io::stdout()).map(|(w, _)| usize::from(w.0))
+}
+
 /// Flags that one target alone reads, given with another: said on stderr, and the stream is
 /// translated as asked.
 fn warn_unused(to: Dialect, flag: &str, json_deltas: bool, partial_messages: bool) {
@@ -367,16 +375,22 @@ fn summary_command(
                 done.fetch_add(1, Ordering::Relaxed);
             });
         }
+        // Drawn once the batch has taken a moment, each time over the whole line (\x1b[K
+        // clears what a longer one left), and cleared at the end.
+        let mut drawn = false;
         while progress && done.load(Ordering::Relaxed) < files.len() {
-            let n = done.load(Ordering::Relaxed);
-            let rate = n as f64 / started.elapsed().as_secs_f64().max(0.001);
-            eprint!("\ragentgate: {n}/{} files, {rate:.0} files/s", files.len());
             std::thread::sleep(std::time::Duration::from_millis(100));
+            let n = done.load(Ordering::Relaxed);
+            let secs = started.elapsed().as_secs_f64();
+            if secs >= 0.5 && n < files.len() {
+                eprint!("\r\x1b[Kagentgate: {n}/{} files, {:.0} files/s", files.len(), n as f64 / secs);
+                drawn = true;
+            }
+        }
+        if drawn {
+            eprint!("\r\x1b[K");
         }
     });
-    if progress {
-        eprintln!("\ragentgate: {}/{} files in {:.1}s", files.len(), files.len(), started.elapsed().as_secs_f64());
-    }
     let runs: Vec<RunSummary> =
         slots.into_iter().map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()).unwrap_or_default()).collect();
     let mut unreadable = false;
@@ -390,7 +404,7 @@ fn summary_command(
     let format =
         format.unwrap_or(if std::io::stdout().is_terminal() { cli::Format::Table } else { cli::Format::Jsonl });
     let text = match format {
-        cli::Format::Table => agentgate::summary::table(&runs),
+        cli::Format::Table => agentgate::summary::table_fitting(&runs, table_width()),
         cli::Format::Csv => agentgate::summary::csv(&runs),
         cli::Format::Jsonl => {
             let mut out: String = runs.iter().map(|r| format!("{}\n", r.to_json())).collect();

@@ -341,7 +341,7 @@ pub fn totals(runs: &[RunSummary]) -> Value {
     }})
 }
 
-const COLUMNS: [&str; 13] = [
+const COLUMNS: [&str; 15] = [
     "file",
     "dialect",
     "outcome",
@@ -354,14 +354,23 @@ const COLUMNS: [&str; 13] = [
     "cache_read",
     "cache_write",
     "output",
+    "cost_usd",
+    "problems",
     "final_text",
 ];
+
+/// A cell as people read it: control characters from the input (an escape sequence in a
+/// final text, a newline in a file name) written as their escapes, so that no cell moves the
+/// terminal's cursor or splits a row.
+fn cell(s: &str) -> String {
+    crate::pipeline::one_line(s).into_owned()
+}
 
 fn row(r: &RunSummary, text_chars: usize) -> Vec<String> {
     let n = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_default();
     let tools = r.tool_calls();
     vec![
-        r.file.clone(),
+        cell(&r.file),
         r.dialect.map_or("unknown", Dialect::name).to_string(),
         r.outcome.map_or("unknown", Outcome::name).to_string(),
         r.exit_status.map(|c| c.to_string()).unwrap_or_default(),
@@ -373,16 +382,32 @@ fn row(r: &RunSummary, text_chars: usize) -> Vec<String> {
         n(r.tokens.cache_read),
         n(r.tokens.cache_write),
         n(r.tokens.output),
-        crate::json::cut_chars(&r.final_text.replace(['\n', '\r', '\t'], " "), text_chars).0.to_string(),
+        r.cost_usd.map(|c| c.to_string()).unwrap_or_default(),
+        r.problems.len().to_string(),
+        cell(crate::json::cut_chars(&r.final_text, text_chars).0),
     ]
+}
+
+/// Every outcome with its count, the most frequent first (then by name).
+fn outcome_counts(runs: &[RunSummary]) -> Vec<(&'static str, usize)> {
+    let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
+    for r in runs {
+        *counts.entry(r.outcome.map_or("unknown", Outcome::name)).or_default() += 1;
+    }
+    let mut counts: Vec<(&'static str, usize)> = counts.into_iter().collect();
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    counts
 }
 
 fn totals_row(runs: &[RunSummary]) -> Vec<String> {
     let sum = |f: &dyn Fn(&RunSummary) -> u64| runs.iter().map(f).sum::<u64>().to_string();
+    let outcomes = outcome_counts(runs);
+    let costs: Vec<f64> = runs.iter().filter_map(|r| r.cost_usd).collect();
     vec![
         format!("total ({} run{})", runs.len(), if runs.len() == 1 { "" } else { "s" }),
         String::new(),
-        format!("{} completed", runs.iter().filter(|r| r.outcome == Some(Outcome::Completed)).count()),
+        // The most frequent outcome here; all of them on the line below the table.
+        outcomes.first().map(|(o, n)| format!("{n} {o}")).unwrap_or_default(),
         String::new(),
         sum(&|r| r.turns),
         sum(&|r| r.rounds),
@@ -392,22 +417,120 @@ fn totals_row(runs: &[RunSummary]) -> Vec<String> {
         sum(&|r| r.tokens.cache_read.unwrap_or(0)),
         sum(&|r| r.tokens.cache_write.unwrap_or(0)),
         sum(&|r| r.tokens.output.unwrap_or(0)),
+        if costs.is_empty() { String::new() } else { round_cost(costs.iter().sum()).to_string() },
+        sum(&|r| r.problems.len() as u64),
         String::new(),
     ]
 }
 
-/// An aligned table for people, with a totals row.
+/// A sum of costs without the float noise of adding (0.1 + 0.2): to the micro-dollar's
+/// hundredth, more than any agent states.
+fn round_cost(c: f64) -> f64 {
+    (c * 1e8).round() / 1e8
+}
+
+/// An aligned table for people, with a totals row, as wide as it needs.
 pub fn table(runs: &[RunSummary]) -> String {
-    let mut rows: Vec<Vec<String>> = vec![COLUMNS.iter().map(|c| c.to_string()).collect()];
-    rows.extend(runs.iter().map(|r| row(r, 40)));
+    table_fitting(runs, None)
+}
+
+/// An aligned table for people, with a totals row, fitting `width` columns where one is
+/// given (the terminal's): columns empty in every row are left out, and the final text gets
+/// the room the others leave (at least 8 characters; 40 where no width is given); where even
+/// that is too wide, file names are cut from the left and the columns least read left out.
+pub fn table_fitting(runs: &[RunSummary], width: Option<usize>) -> String {
+    const GAP: usize = 2;
+    // The least a file name and a final text are cut to, and what they keep before the columns
+    // least read give way.
+    const FILE_MIN: usize = 12;
+    const TEXT_MIN: usize = 8;
+    const FILE_WANT: usize = 32;
+    const TEXT_WANT: usize = 24;
+    let text = COLUMNS.len() - 1;
+    // The CSV's names, shorter where a table's header would be the widest cell.
+    let header = COLUMNS.map(|c| match c {
+        "exit_status" => "exit",
+        "tool_calls" => "calls",
+        "tool_failed" => "failed",
+        "cache_read" => "cache_rd",
+        "cache_write" => "cache_wr",
+        c => c,
+    });
+    let mut rows: Vec<Vec<String>> = vec![header.iter().map(|c| c.to_string()).collect()];
+    rows.extend(runs.iter().map(|r| row(r, usize::MAX)));
     rows.push(totals_row(runs));
-    let widths: Vec<usize> =
-        (0..COLUMNS.len()).map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
+    // A column no run has a value in (cost where no source states one, problems where none
+    // had any) says nothing.
+    let problems = COLUMNS.len() - 2;
+    let said = |i: usize, c: &str| !(c.is_empty() || i == problems && c == "0");
+    let mut shown: Vec<usize> =
+        (0..COLUMNS.len()).filter(|&i| i == 0 || rows[1..runs.len() + 1].iter().any(|r| said(i, &r[i]))).collect();
+    let chars = |s: &str| s.chars().count();
+    let mut widths: Vec<usize> = vec![0; COLUMNS.len()];
+    for &i in &shown {
+        widths[i] = rows.iter().map(|r| chars(&r[i])).max().unwrap_or(0);
+    }
+    if let Some(w) = width {
+        // Too wide for a file name's last FILE_WANT characters and TEXT_WANT of final text: the
+        // columns least read go, in this order (rounds, turns, cache writes, exit status, cache
+        // reads, failed calls).
+        let file_want = widths[0].min(FILE_WANT);
+        let text_want = if shown.contains(&text) { widths[text].min(TEXT_WANT) + GAP } else { 0 };
+        for drop in [5, 4, 10, 3, 9, 7] {
+            let need: usize = shown.iter().filter(|&&i| i != 0 && i != text).map(|&i| widths[i] + GAP).sum::<usize>()
+                + file_want
+                + text_want;
+            if need <= w {
+                break;
+            }
+            shown.retain(|&i| i != drop);
+        }
+    }
+    if let Some(w) = width {
+        // Too wide: the file names give up their left end (the folders) until the final text
+        // has TEXT_WANT characters, down to FILE_MIN, before the final text is cut to TEXT_MIN.
+        let others: usize = shown.iter().filter(|&&i| i != text && i != 0).map(|&i| widths[i] + GAP).sum();
+        let text_min = if shown.contains(&text) { widths[text].min(TEXT_WANT) + GAP } else { 0 };
+        let label = chars(&rows[rows.len() - 1][0]);
+        let file_room = w.saturating_sub(others + text_min).max(FILE_MIN).max(label);
+        if widths[0] > file_room {
+            widths[0] = file_room;
+            // The runs' rows (not the header's nor the totals' label).
+            for r in rows.iter_mut().skip(1).take(runs.len()) {
+                let n = chars(&r[0]);
+                if n > file_room {
+                    r[0] = format!("…{}", r[0].chars().skip(n - file_room + 1).collect::<String>());
+                }
+            }
+        }
+    }
+    if shown.contains(&text) {
+        let others: usize = shown.iter().filter(|&&i| i != text).map(|&i| widths[i] + GAP).sum();
+        let room = match width {
+            Some(w) => w.saturating_sub(others).max(TEXT_MIN),
+            None => 40,
+        };
+        widths[text] = widths[text].min(room).max(chars(COLUMNS[text]).min(room));
+        for r in rows.iter_mut() {
+            let cut = crate::json::cut_chars(&r[text], widths[text]);
+            r[text] = if cut.1 && widths[text] > 1 {
+                // Said cut, within the room.
+                format!("{}…", crate::json::cut_chars(&r[text], widths[text] - 1).0)
+            } else {
+                cut.0.to_string()
+            };
+        }
+    }
     let mut out = String::new();
     for r in &rows {
-        let cells: Vec<String> = r.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
-        out.push_str(cells.join("  ").trim_end());
+        let cells: Vec<String> = shown.iter().map(|&i| format!("{:<w$}", r[i], w = widths[i])).collect();
+        out.push_str(cells.join(&" ".repeat(GAP)).trim_end());
         out.push('\n');
+    }
+    let outcomes = outcome_counts(runs);
+    if outcomes.len() > 1 {
+        let said: Vec<String> = outcomes.iter().map(|(o, n)| format!("{n} {o}")).collect();
+        out.push_str(&format!("outcomes: {}\n", said.join(", ")));
     }
     out
 }

@@ -107,7 +107,10 @@ fn the_cli_summarizes_a_mixed_folder_in_sorted_order_and_goes_on_past_bad_files(
     assert_eq!(csv.lines().count(), 2);
     let table = Command::new(bin).args(["summary", "--format", "table"]).arg(&dir).output().unwrap();
     let table = String::from_utf8(table.stdout).unwrap();
-    assert!(table.lines().last().unwrap().starts_with("total (4 runs)"), "{table}");
+    let lines: Vec<&str> = table.lines().collect();
+    assert!(lines[lines.len() - 2].starts_with("total (4 runs)"), "{table}");
+    // The totals count every outcome, not the completed runs alone.
+    assert_eq!(lines[lines.len() - 1], "outcomes: 2 completed, 1 incomplete, 1 timeout", "{table}");
     let one = Command::new(bin).args(["summary", "--format", "table"]).arg(dir.join("b.jsonl")).output().unwrap();
     let one = String::from_utf8(one.stdout).unwrap();
     assert!(one.lines().last().unwrap().starts_with("total (1 run) "), "{one}");
@@ -281,4 +284,81 @@ fn a_withdrawn_wuu_call_is_not_counted() {
     let s = agentgate::summary::summarize(&input[..], "run", Some(agentgate::Dialect::Wuu), false);
     assert_eq!((s.tool_calls().calls, s.tool_calls().failed), (1, 0));
     assert_eq!(s.tools["grep"].calls, 1);
+}
+
+/// Runs `summary --format table` with the terminal width given by `COLUMNS`.
+fn table_at(width: usize, paths: &[std::path::PathBuf]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_agentgate"))
+        .args(["summary", "--format", "table"])
+        .args(paths)
+        .env("COLUMNS", width.to_string())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A folder of runs whose table is wider than any terminal: long file names, a long final
+/// text holding an escape sequence (ESC [ 2 J clears a terminal) and a newline.
+fn wide_runs(tag: &str) -> (std::path::PathBuf, Vec<std::path::PathBuf>) {
+    let dir = std::env::temp_dir().join(format!("agentgate-summary-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let deep = dir.join("a-rather-long-folder-name-for-the-fleet/and-another-one-below-it");
+    std::fs::create_dir_all(&deep).unwrap();
+    std::fs::copy(common::fixtures().join("wuu/success.jsonl"), deep.join("wuu-success-run.jsonl")).unwrap();
+    let answer = r"Done: \u001b[2J the screen is safe.\nSecond line of a very long final answer that goes on and on";
+    let localcode = format!(
+        "{{\"type\": \"result\", \"status\": \"ok\", \"exit_code\": 0, \"reason\": \"completed\", \"final_text\": \"{answer}\", \"tokens\": {{\"prompt\": 12, \"completion\": 3, \"total\": 15}}}}\n"
+    );
+    std::fs::write(deep.join("localcode-with-an-escape.jsonl"), localcode).unwrap();
+    let files = vec![deep.join("localcode-with-an-escape.jsonl"), deep.join("wuu-success-run.jsonl")];
+    (dir, files)
+}
+
+#[test]
+fn the_summary_table_fits_80_and_120_columns() {
+    let (dir, files) = wide_runs("width");
+    for width in [80, 120] {
+        let table = table_at(width, &files);
+        for line in table.lines() {
+            assert!(line.chars().count() <= width, "{width} columns: {line:?} is {} wide", line.chars().count());
+        }
+        let header = table.lines().next().unwrap();
+        assert!(header.starts_with("file"), "{header}");
+        assert!(header.contains("outcome") && header.contains("input") && header.contains("output"), "{header}");
+        // A column empty in every row (cost: neither source states one) is left out.
+        assert!(!header.contains("cost_usd"), "{header}");
+        // The file names give up their folders, not their names.
+        let name = if width == 120 { "wuu-success-run.jsonl" } else { "run.jsonl" };
+        assert!(table.contains(name), "{table}");
+        assert!(table.lines().nth(1).unwrap().starts_with('…'), "{table}");
+        assert!(table.lines().any(|l| l.starts_with("total (2 runs)")), "{table}");
+    }
+    // The final text gets what the other columns leave: more of it at 120 than at 80.
+    let text_at = |w| {
+        let t = table_at(w, &files);
+        let row = t.lines().find(|l| l.contains("localcode")).unwrap().to_string();
+        row[row.find("Done").unwrap()..].chars().count()
+    };
+    assert!(text_at(120) > text_at(80), "{} vs {}", text_at(120), text_at(80));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn control_characters_from_the_input_are_escaped_in_table_and_csv() {
+    let (dir, files) = wide_runs("escape");
+    let table = table_at(400, &files);
+    assert!(!table.contains('\u{1b}'), "the table writes no raw ESC: {table:?}");
+    assert!(table.contains("Done: \\u001b[2J the screen is safe.\\nSecond line"), "{table}");
+    assert_eq!(table.lines().filter(|l| l.contains("Second line")).count(), 1, "one row, not split by the newline");
+    let csv = Command::new(env!("CARGO_BIN_EXE_agentgate"))
+        .args(["summary", "--format", "csv"])
+        .args(&files)
+        .output()
+        .unwrap();
+    let csv = String::from_utf8(csv.stdout).unwrap();
+    assert!(!csv.contains('\u{1b}'), "the CSV writes no raw ESC: {csv:?}");
+    assert_eq!(csv.lines().count(), 3, "a header and one line a run: {csv}");
+    assert!(csv.contains("\\u001b[2J"), "{csv}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -311,6 +311,7 @@ impl<'o, W: Write> Run<'o, W> {
     fn new(opts: &'o Options, source: Option<Dialect>, encoder: Box<dyn Encode>, output: &'o mut W) -> Self {
         let norm = Normalizer::new(source.unwrap_or(opts.to));
         let whole_digest = encoder.needs_whole_digest(norm.context());
+        let copies = encoder.copies_own_lines();
         Run {
             opts,
             output,
@@ -318,7 +319,7 @@ impl<'o, W: Write> Run<'o, W> {
             encoder,
             norm,
             decoded: Decoded {
-                verbatim_wanted: source == Some(opts.to) && verbatim_allowed(),
+                verbatim_wanted: source == Some(opts.to) && verbatim_allowed() && copies,
                 // A record's extra members are only named in the report when its dialect is not
                 // the target's and the target is not canonical (canonical records carry their
                 // own origin, so a canonical source is never named).

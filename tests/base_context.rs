@@ -15,11 +15,19 @@ fn canonical(input: &[u8]) -> Vec<Value> {
     common::values(&common::translate(input, Dialect::BaseContext, Dialect::Canonical))
 }
 
+/// `source` written as base-context. From base-context itself the lines would be copied (see
+/// `a_valid_stream_comes_back_from_base_context_to_itself_line_for_line`), so it goes through
+/// canonical first: these tests hold the encoder's writing of each line from the model, which
+/// a base-context record's extra members feed.
 fn encode(source: &[u8], from: Dialect, deltas: bool) -> Vec<Value> {
+    let (source, from) = match from {
+        Dialect::BaseContext => (common::translate(source, from, Dialect::Canonical).into_bytes(), Dialect::Canonical),
+        _ => (source.to_vec(), from),
+    };
     let mut opts = Options::new(Some(from), Dialect::BaseContext);
     opts.encode.json_deltas = deltas;
     opts.encode.source_date_epoch = Some(1_700_000_000);
-    let (out, _, _) = translate_bytes(source, &opts);
+    let (out, _, _) = translate_bytes(&source, &opts);
     common::values(std::str::from_utf8(&out).unwrap())
 }
 
@@ -721,4 +729,123 @@ fn a_message_without_message_start_keeps_its_origin() {
         (m["api"].as_str(), m["provider"].as_str(), m["model"].as_str(), m["timestamp"].as_u64()),
         (Some("openai-responses"), Some("openai"), Some("gpt-4o-mini"), Some(1773655923541))
     );
+}
+
+/// base-context to itself, as a user runs it: the lines as read (no canonical hop).
+fn to_itself(source: &[u8]) -> String {
+    common::translate(source, Dialect::BaseContext, Dialect::BaseContext)
+}
+
+/// What the model has no place for, written by hand from base-context-notes.md (1.1 scratch
+/// members, 1.3 cost, 4.2 header members, 3.2 events the spec does not list): a copy keeps
+/// all of it, byte for byte, numbers as they were written.
+#[test]
+fn a_valid_stream_comes_back_from_base_context_to_itself_line_for_line() {
+    let stream = concat!(
+        r#"{"type":"session","version":3,"id":"7c1d","timestamp":"2026-03-16T10:12:03.512Z","cwd":"/p","parentSession":"/s/a.jsonl","rlmDepth":1,"git":{"branch":"main"}}"#,
+        "\n",
+        r#"{"type":"agent_start"}"#,
+        "\n",
+        r#"{"type":"turn_start"}"#,
+        "\n",
+        r#"{"type":"message_start","message":{"role":"assistant","content":[],"api":"anthropic-messages","provider":"anthropic","model":"m","usage":{"input":3,"output":0,"cacheRead":4120,"cacheWrite":0,"totalTokens":4123,"cost":{"input":0.000009,"output":0,"cacheRead":0.001236,"cacheWrite":0,"total":0.001245}},"stopReason":"stop","timestamp":1773655923541}}"#,
+        "\n",
+        r#"{"type":"message_update","assistantMessageEvent":{"type":"text_delta","contentIndex":0,"delta":"Hi","partial":{"role":"assistant","content":[{"type":"text","text":"Hi","index":0}],"api":"anthropic-messages","provider":"anthropic","model":"m","usage":{"input":3,"output":1,"cacheRead":4120,"cacheWrite":0,"totalTokens":4124,"cost":{"input":0.000009,"output":0.000015,"cacheRead":0.001236,"cacheWrite":0,"total":0.00126}},"stopReason":"stop","timestamp":1773655923541}},"message":{"role":"assistant","content":[{"type":"text","text":"Hi","index":0}],"api":"anthropic-messages","provider":"anthropic","model":"m","usage":{"input":3,"output":1,"cacheRead":4120,"cacheWrite":0,"totalTokens":4124,"cost":{"input":0.000009,"output":0.000015,"cacheRead":0.001236,"cacheWrite":0,"total":0.00126}},"stopReason":"stop","timestamp":1773655923541}}"#,
+        "\n",
+        r#"{"type":"message_end","message":{"role":"assistant","content":[{"type":"text","text":"Hi","textSignature":"{\"v\":1,\"id\":\"msg_1\"}"}],"api":"anthropic-messages","provider":"anthropic","model":"m","responseId":"msg_1","usage":{"input":3,"output":41,"cacheRead":4120,"cacheWrite":0,"totalTokens":4164,"cost":{"input":0.000009,"output":0.000615,"cacheRead":0.001236,"cacheWrite":0,"total":0.0032319000000000002}},"stopReason":"stop","timestamp":1773655923541}}"#,
+        "\n",
+        r#"{"type":"turn_end","message":{"role":"assistant","content":[{"type":"text","text":"Hi"}],"api":"anthropic-messages","provider":"anthropic","model":"m","usage":{"input":3,"output":41,"cacheRead":4120,"cacheWrite":0,"totalTokens":4164,"cost":{"input":0.000009,"output":0.000615,"cacheRead":0.001236,"cacheWrite":0,"total":0.0032319000000000002}},"stopReason":"stop","timestamp":1773655923541},"toolResults":[],"toolExecution":"parallel"}"#,
+        "\n",
+        r#"{"type":"thinking_level_changed","level":"high","more":{"deep":[1,2.50,{"x":null}]}}"#,
+        "\n",
+        r#"{"type":"agent_end","messages":[{"role":"assistant","content":[{"type":"text","text":"Hi"}],"api":"anthropic-messages","provider":"anthropic","model":"m","usage":{"input":3,"output":41,"cacheRead":4120,"cacheWrite":0,"totalTokens":4164,"cost":{"input":0.0,"output":0.0,"cacheRead":0.0,"cacheWrite":0.0,"total":0.0}},"stopReason":"stop","timestamp":1773655923541}],"willRetry":false}"#,
+        "\n"
+    );
+    assert_eq!(to_itself(stream.as_bytes()), stream);
+    // And every valid fixture, in both forms.
+    for name in
+        ["success", "deltas", "aborted", "compaction", "retry", "parallel-tools", "refusal", "no-deltas-unknown"]
+    {
+        let input = fixture(&format!("{name}.jsonl"));
+        assert_eq!(to_itself(&input), String::from_utf8(input).unwrap(), "{name}");
+    }
+}
+
+/// base-context-notes.md 3.3, failure paths: a loop that fails ends its assistant message with
+/// `stopReason: "error"` and an `errorMessage`, then `turn_end` and `agent_end`. A copied stream
+/// that stops early is closed so.
+#[test]
+fn a_cut_stream_copied_to_itself_is_closed_as_a_failed_loop() {
+    let input = fixture("cut.jsonl");
+    let text = String::from_utf8(input.clone()).unwrap();
+    let whole: Vec<&str> = text.lines().take(7).collect();
+    let out = to_itself(&input);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(&lines[..7], &whole[..], "the lines read come out as they were");
+    let added = common::values(&lines[7..].join("\n"));
+    let kinds: Vec<&str> = added.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["message_end", "turn_end", "agent_end"]);
+    let message = &added[0]["message"];
+    assert_eq!(message["stopReason"], "error");
+    assert_eq!(message["errorMessage"], "input ended without a terminal record");
+    // The message as its last partial gave it, but for its usage: a partial's is provisional
+    // and the run counts none of it, so the closed stream states none (tokens read back the same).
+    assert_eq!(message["content"], serde_json::json!([{"type": "text", "text": "Half"}]));
+    assert_eq!((&message["usage"]["input"], &message["usage"]["totalTokens"]), (&0.into(), &0.into()));
+    assert_eq!(message["model"], "claude-sonnet-4-5");
+    assert_eq!(added[1]["message"], *message);
+    let listed = added[2]["messages"].as_array().unwrap();
+    assert_eq!((listed.len(), &listed[0]["role"], &listed[1]), (2, &"user".into(), message));
+    assert!(agentgate::contract::check_stream(Dialect::BaseContext.contract(), &out).is_empty());
+
+    // In the delta form the message is put together from its deltas, and keeps its messageId.
+    let deltas = String::from_utf8(fixture("deltas.jsonl")).unwrap();
+    let cut: String = deltas.lines().take(8).map(|l| format!("{l}\n")).collect();
+    assert!(cut.lines().last().unwrap().contains("text_delta"), "{cut}");
+    let out = to_itself(cut.as_bytes());
+    let end =
+        common::values(&out).into_iter().find(|l| l["type"] == "message_end" && l["message"]["role"] == "assistant");
+    let end = end.unwrap();
+    assert_eq!(end["messageId"], 1);
+    assert_eq!(end["message"]["content"][0]["text"], "I'll list them.");
+    assert_eq!(end["message"]["stopReason"], "error");
+}
+
+#[test]
+fn a_copied_stream_that_never_began_or_whose_retry_never_came_still_ends_its_loop() {
+    // A header alone: a loop of its own, with a message that says why.
+    let header = r#"{"type":"session","version":3,"id":"x","timestamp":"t","cwd":"/"}"#.to_string() + "\n";
+    let out = common::values(&to_itself(header.as_bytes()));
+    let kinds: Vec<&str> = out.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        ["session", "agent_start", "turn_start", "message_start", "message_end", "turn_end", "agent_end"]
+    );
+    assert_eq!(out[4]["message"]["stopReason"], "error");
+    // A retry announced after the last loop ended, and nothing after: the retry's loop fails
+    // and the retries end, as base-context writes when they run out.
+    let retry = String::from_utf8(fixture("retry.jsonl")).unwrap();
+    let at = retry.lines().position(|l| l.contains("auto_retry_start")).unwrap();
+    let cut: String = retry.lines().take(at + 1).map(|l| format!("{l}\n")).collect();
+    let out = common::values(&to_itself(cut.as_bytes()));
+    let tail: Vec<&str> = out[at + 1..].iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        tail,
+        ["agent_start", "turn_start", "message_start", "message_end", "turn_end", "agent_end", "auto_retry_end"]
+    );
+    let end = out.last().unwrap();
+    assert_eq!((&end["success"], &end["attempt"]), (&false.into(), &1.into()));
+    // The model taken from the last message the stream had.
+    assert_eq!(out[at + 3]["message"]["model"], "claude-sonnet-4-5");
+}
+
+#[test]
+fn json_deltas_asked_of_a_plain_stream_writes_the_delta_form() {
+    let mut opts = Options::new(Some(Dialect::BaseContext), Dialect::BaseContext);
+    opts.encode.json_deltas = true;
+    let (out, _, _) = translate_bytes(&fixture("success.jsonl"), &opts);
+    let out = common::values(std::str::from_utf8(&out).unwrap());
+    let update = out.iter().find(|l| l["type"] == "message_update").unwrap();
+    assert_eq!(update["messageId"], 1);
+    assert!(update.get("message").is_none() && update["assistantMessageEvent"].get("partial").is_none(), "{update}");
 }

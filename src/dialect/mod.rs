@@ -327,6 +327,12 @@ pub trait Encode {
     fn uses_call_output(&self) -> bool {
         true
     }
+
+    /// Whether lines of the encoder's own dialect may be marked to be written as read
+    /// ([`Decoded::verbatim_wanted`]): not where an option asks for another form of them.
+    fn copies_own_lines(&self) -> bool {
+        true
+    }
 }
 
 /// Whether `kind` is a record kind of `dialect`'s contract and of no other agent's (canonical

@@ -4,6 +4,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
+use super::copy::Copied;
 use super::{content_kept, content_text, MESSAGE_MEMBERS};
 use crate::dialect::{take_type, whole_line, Decode, Decoded, Dialect, LineError, Record};
 use crate::event::{
@@ -76,6 +77,8 @@ pub struct Decoder {
     /// Where the assistant message begun last came from (its `api`, `provider`, `model`,
     /// `timestamp`), until the first record of its content carries them.
     meta: Option<Extra>,
+    /// What the lines copied to a base-context target leave open (see [`Copied`]).
+    copied: Copied,
 }
 
 impl Decoder {
@@ -93,6 +96,7 @@ impl Decoder {
             ending: Ending::default(),
             meta: None,
             started: false,
+            copied: Copied::default(),
         }
     }
 }
@@ -360,7 +364,45 @@ impl Decoder {
 }
 
 impl Decode for Decoder {
-    fn decode(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
+    /// To a base-context target every line is copied as read (see [`Copied`]): its first
+    /// record is marked to be written as the line, and a line that gives no record of its own
+    /// (a `message_start`, an event that repeats an earlier one) gets an empty one to carry it.
+    fn decode(&mut self, m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
+        if !out.verbatim_wanted {
+            return self.decode_line(m, out);
+        }
+        if let Some(kind) = m.get_str("type") {
+            self.copied.track(&kind, &m);
+        }
+        let first = out.records.len();
+        self.decode_line(m, out)?;
+        if out.records.len() == first {
+            out.folded = false;
+            out.push(own(Event::Extension { line: Value::Null }));
+        }
+        out.records[first].verbatim = true;
+        Ok(())
+    }
+
+    /// base-context has no terminal record: the run ended as its last assistant message says,
+    /// once its last agent loop ended with no retry announced after it. A stream that never
+    /// settled is left to the normalizer, which reports it ended early; copied to base-context,
+    /// it is closed here as base-context closes a failed loop.
+    fn finish(&mut self, out: &mut Decoded) {
+        let settled = self.open_loops > 0 && self.ended_loops >= self.open_loops && !self.retry_pending;
+        if settled {
+            self.settle(out);
+        } else if out.verbatim_wanted {
+            let open = self.ended_loops < self.open_loops;
+            for line in self.copied.close(crate::normalize::ENDED_EARLY, open, self.retry_pending) {
+                out.push(own(Event::Extension { line }));
+            }
+        }
+    }
+}
+
+impl Decoder {
+    fn decode_line(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
         let kind = take_type(&mut m)?;
         let event = match kind.as_ref() {
             "session" => {
@@ -640,13 +682,8 @@ impl Decode for Decoder {
         Ok(())
     }
 
-    /// base-context has no terminal record: the run ended as its last assistant message says,
-    /// once its last agent loop ended with no retry announced after it. A stream that never
-    /// settled is left to the normalizer, which reports it ended early.
-    fn finish(&mut self, out: &mut Decoded) {
-        if self.open_loops == 0 || self.ended_loops < self.open_loops || self.retry_pending {
-            return;
-        }
+    /// The outcome of a run whose last loop ended, as its last assistant message says.
+    fn settle(&mut self, out: &mut Decoded) {
         let e = &self.ending;
         let (outcome, reason) = match (&e.failure, e.stop_reason.as_deref()) {
             (Some(f), _) => (Outcome::Failed, Some(f.clone())),

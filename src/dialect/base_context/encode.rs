@@ -352,6 +352,9 @@ pub struct Encoder {
     input_owed: u64,
     /// A cost the source stated for the usage that comes next (it goes on that usage's message).
     next_cost: Option<Map<String, Value>>,
+    /// The source's lines are being copied (see `copy.rs`): records that do not carry a line
+    /// write nothing, but for the lines that close a stream that stopped early.
+    copying: bool,
 }
 
 /// Most bytes a list emptied after use keeps for the next round or loop: reused, the lists
@@ -405,6 +408,27 @@ impl Encoder {
             retry_pending: false,
             input_owed: 0,
             next_cost: None,
+            copying: false,
+        }
+    }
+}
+
+impl Encoder {
+    /// A record of a stream being copied: the line it was read from, where it carries one; a
+    /// line the decoder made to close the stream; else nothing (the line is out already).
+    fn copy(&mut self, rec: &Record, sink: &mut Sink<'_>) -> Fate {
+        self.copying = true;
+        if rec.verbatim && !sink.line.is_empty() {
+            sink.out.extend_from_slice(sink.line.as_bytes());
+            sink.out.push(b'\n');
+            return Fate::Written;
+        }
+        match &rec.event {
+            Event::Extension { line: line @ Value::Object(_) } => {
+                write_line(sink.out, line, Layout::Compact);
+                Fate::Written
+            }
+            _ => Fate::Absorbed,
         }
     }
 }
@@ -1080,8 +1104,18 @@ impl Encode for Encoder {
         false
     }
 
+    /// A base-context stream is copied line by line (see `copy.rs`), unless `--json-deltas`
+    /// asks for the delta form, which the source may not have.
+    fn copies_own_lines(&self) -> bool {
+        !self.deltas
+    }
+
     fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
         let own = rec.origin == Dialect::BaseContext;
+        // Once copying, the records the normalizer makes (the terminal) write nothing either.
+        if self.copying || (own && rec.verbatim) {
+            return self.copy(rec, sink);
+        }
         // What waits for the next record ends now, unless that record is the run's end (or
         // only tells the end something: the answer, an error).
         match rec.event {

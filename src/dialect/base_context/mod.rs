@@ -12,6 +12,7 @@
 //! process exit status). With `--json-deltas`, assistant message events carry a `messageId` and
 //! updates only the delta, not the whole message.
 
+mod copy;
 mod decode;
 mod encode;
 

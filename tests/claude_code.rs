@@ -383,3 +383,42 @@ fn exec_takes_the_flags_the_agent_sdk_gives_claude() {
     // localcode states no directory: the init's is the one the agent ran in.
     assert_eq!(lines[0]["cwd"].as_str(), std::env::current_dir().unwrap().to_str());
 }
+
+/// claude-code.md, Content blocks: a `tool_use` `id` is `toolu_…`, and a call's result is the
+/// `tool_result` whose `tool_use_id` equals it. A source that names no call (localcode) gets ids
+/// of that form; a source that names its calls keeps its ids.
+#[test]
+fn calls_a_source_gave_no_id_get_toolu_ids_and_named_calls_keep_theirs() {
+    let localcode = std::fs::read(common::fixtures().join("localcode/success.jsonl")).unwrap();
+    let out = common::values(&common::translate(&localcode, Dialect::Localcode, Dialect::ClaudeCode));
+    let uses: Vec<&str> = out
+        .iter()
+        .filter(|l| l["type"] == "assistant")
+        .flat_map(|l| l["message"]["content"].as_array().unwrap())
+        .filter(|b| b["type"] == "tool_use")
+        .map(|b| b["id"].as_str().unwrap())
+        .collect();
+    let results: Vec<&str> = out
+        .iter()
+        .filter(|l| l["type"] == "user")
+        .flat_map(|l| l["message"]["content"].as_array().unwrap())
+        .map(|b| b["tool_use_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(uses.len(), 4);
+    assert!(uses.iter().all(|id| id.starts_with("toolu_")), "{uses:?}");
+    assert_eq!(results, uses, "each result names its call");
+    let distinct: std::collections::HashSet<_> = uses.iter().collect();
+    assert_eq!(distinct.len(), uses.len());
+
+    let adal = std::fs::read(common::fixtures().join("adal/success.jsonl")).unwrap();
+    let out = common::translate(&adal, Dialect::Adal, Dialect::ClaudeCode);
+    let source_ids: Vec<String> = common::values(std::str::from_utf8(&adal).unwrap())
+        .iter()
+        .filter(|l| l["type"] == "tool_call")
+        .map(|l| l["id"].as_str().unwrap().to_string())
+        .collect();
+    assert!(!source_ids.is_empty());
+    for id in source_ids {
+        assert!(out.contains(&format!("\"id\":\"{id}\"")), "{id} kept");
+    }
+}

@@ -437,6 +437,11 @@ pub struct ToolCall {
     pub name: Name,
     #[serde(flatten)]
     pub arguments: Arguments,
+    /// The id was made up by agentgate (`call-N`): the source gave none. Carried so that a
+    /// target whose ids have a form of their own (Claude's `toolu_…`) writes the same id
+    /// whether it reads the source or its canonical stream.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub id_made: bool,
 }
 
 /// A whole session in one record: what it ran, what it used, how it ended.

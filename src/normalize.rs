@@ -133,9 +133,6 @@ pub struct CallView {
     /// Output streamed for the call before its result; kept only for an encoder that
     /// [uses it](crate::dialect::Encode::uses_call_output).
     pub output: Option<Text>,
-    /// The call's id was made up here (`call-N`): its source gave it none, so a target whose
-    /// ids have a form of their own (Claude's `toolu_…`) may write one of that form.
-    pub made_id: bool,
 }
 
 /// A call answered as failed: its index in its round and its name.
@@ -318,11 +315,11 @@ impl Normalizer {
             }
             Event::ToolCall(call) => {
                 self.calls += 1;
-                let made_id = call.id.is_none();
+                call.id_made |= call.id.is_none();
                 let id = call.id.get_or_insert_with(|| compact_str::format_compact!("call-{}", self.calls));
                 let index = call.index.unwrap_or(self.round_calls);
                 self.round_calls += 1;
-                self.ctx.call = CallView { index: Some(index), made_id, ..CallView::default() };
+                self.ctx.call = CallView { index: Some(index), ..CallView::default() };
                 self.message_text.clear();
                 make_room(&mut self.open, id.as_str());
                 if !self.failed.is_empty() {
@@ -452,6 +449,7 @@ impl Normalizer {
                 index: None,
                 name: call.name.as_str().into(),
                 arguments: Arguments::default(),
+                id_made: false,
             };
             fate = fate.max(self.process(Record::new(origin, Event::ToolCall(tool_call)), enc, sink));
             if call.answered {
@@ -558,12 +556,10 @@ impl Normalizer {
                     name: Some(call.name),
                     arguments: call.arguments,
                     output: (!call.output.is_empty()).then_some(call.output),
-                    made_id: false,
                 };
                 true
             }
             None => {
-                self.ctx.call.made_id = id.is_none();
                 if id.is_none() {
                     self.calls += 1;
                     *id = Some(T::from(compact_str::format_compact!("call-{}", self.calls)));

@@ -37,6 +37,7 @@ impl Decode for Decoder {
                 index: None,
                 name: m.take_name("name").unwrap_or_default(),
                 arguments: args(&mut m),
+                id_made: false,
             }),
             "tool_result" => {
                 let id = m.take_name("id");

@@ -256,7 +256,7 @@ impl Decoder {
             Some(v) => Arguments::value(v),
         };
         let name = name.map_or_else(Name::default, |n| Name::from(n.as_ref()));
-        out.push(own(Event::ToolCall(ToolCall { id: Some(id.into()), index: None, name, arguments })));
+        out.push(own(Event::ToolCall(ToolCall { id: Some(id.into()), index: None, name, arguments, id_made: false })));
     }
 
     fn tool_result(

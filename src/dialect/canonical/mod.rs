@@ -163,6 +163,7 @@ fn fast(kind: &str, m: &Object<'_>, kept: &mut Option<Text>) -> Option<Event> {
             index: opt_u64(m, "index")?,
             name: req_str(m, "name")?.into(),
             arguments: arguments(m)?,
+            id_made: opt_bool(m, "id_made")?.unwrap_or(false),
         }),
         "tool_result" => {
             let mut r = ToolResult {
@@ -378,6 +379,9 @@ fn write_common(out: &mut Vec<u8>, event: &Event) -> bool {
                 out[at] = b',';
                 out.pop();
             }
+            if c.id_made {
+                out.extend_from_slice(b",\"id_made\":true");
+            }
         }
         Event::Usage(u) => {
             out.extend_from_slice(b"{\"type\":\"usage\",\"scope\":");
@@ -572,7 +576,13 @@ mod tests {
             (some_text(), some_text())
                 .prop_map(|(id, stop)| Event::RoundEnd { id: id.map(Name::from), stop: stop.map(Name::from) }),
             (some_text(), some_count(), "[a-z_<\"]{0,10}", any_arguments()).prop_map(|(id, index, name, arguments)| {
-                Event::ToolCall(ToolCall { id: id.map(Name::from), index, name: name.into(), arguments })
+                Event::ToolCall(ToolCall {
+                    id: id.map(Name::from),
+                    index,
+                    name: name.into(),
+                    arguments,
+                    id_made: false,
+                })
             }),
             (scope, basis, any::<bool>(), some_text(), some_text(), tokens).prop_map(
                 |(scope, basis, final_, of, model, tokens)| Event::Usage(Usage {

@@ -170,6 +170,7 @@ impl Decoder {
                         index: None,
                         name: name.into(),
                         arguments: Arguments::value(input),
+                        id_made: false,
                     }));
                     if kind == "server_tool_use" {
                         // Run by the API: no tool_result comes for it.

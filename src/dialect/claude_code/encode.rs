@@ -474,7 +474,7 @@ impl Encode for Encoder {
             Event::ToolCall(c) => {
                 self.flush(sink);
                 // A call whose source gave no id gets one of Claude's form, not agentgate's `call-N`.
-                let id = self.call_id(c.id.as_deref().filter(|_| !ctx.call.made_id));
+                let id = self.call_id(c.id.as_deref().filter(|_| !c.id_made));
                 let input = match c.arguments.to_value() {
                     Some(v @ Value::Object(_)) => v,
                     _ if c.arguments.to_text().is_empty() => json!({}),
@@ -500,7 +500,7 @@ impl Encode for Encoder {
                     None => {
                         // A result whose call never came: the call first, as the model made it.
                         let name = r.name.clone().or_else(|| ctx.call.name.clone()).unwrap_or_default();
-                        let id = self.call_id(Some(key.as_str()).filter(|_| !ctx.call.made_id));
+                        let id = self.call_id(Some(&key));
                         sink.report.synthesized("tool_use");
                         self.assistant_line(
                             sink,

@@ -229,6 +229,7 @@ impl Decoder {
                             index: None,
                             name: name.as_str().into(),
                             arguments: Arguments::value(args),
+                            id_made: false,
                         }));
                         if other == "file_change" {
                             for c in item.get("changes").and_then(Value::as_array).into_iter().flatten() {

@@ -88,6 +88,7 @@ impl Decode for Decoder {
                 name: m.take_name("name").unwrap_or_default(),
                 arguments: Arguments::text(text(&mut m, "args")),
                 index: index(&mut m),
+                id_made: false,
             }),
             // The run_start generation's name for a call that was sent (localcode-notes.md):
             // read as tool_start is, and its arguments also as a JSON value where given so.
@@ -106,6 +107,7 @@ impl Decode for Decoder {
                     name: m.take_name("name").unwrap_or_default(),
                     arguments,
                     index: index(&mut m),
+                    id_made: false,
                 })
             }
             "tool_result" => {

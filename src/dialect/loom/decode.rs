@@ -236,7 +236,7 @@ impl Decode for Decoder {
                     }
                     true
                 });
-                Event::ToolCall(ToolCall { id, index: None, name: name.unwrap_or_default(), arguments })
+                Event::ToolCall(ToolCall { id, index: None, name: name.unwrap_or_default(), arguments, id_made: false })
             }
             "Usage" => {
                 let (mut turn, mut final_, mut model, mut t) = (None, None, None, Tokens::default());

@@ -380,6 +380,7 @@ impl Decode for Decoder {
                     index: None,
                     name: name.into(),
                     arguments: args,
+                    id_made: false,
                 })
             }
             "tool_output_delta" | "command_output_delta" => Event::ToolOutput {

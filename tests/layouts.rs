@@ -1,0 +1,93 @@
+//! The writers' own layouts, held to their writers: localcode's lines are Python's
+//! `json.dumps(obj, ensure_ascii=False)`, recorded over generated values by
+//! `scripts/oracle/python_layout.py` (floats of every magnitude, control characters, non-ASCII,
+//! nesting), and agentgate's spaced layout must write the same bytes. Go's `encoding/json` (wuu)
+//! has no recording here (no Go toolchain on the machines this runs on): its float rules are
+//! held to examples written by hand from its source (`floatEncoder`).
+
+use agentgate::json::{write_line, write_number, Layout};
+use agentgate::Dialect;
+use serde_json::Value;
+
+#[test]
+fn the_spaced_layout_writes_what_pythons_json_dumps_wrote() {
+    let recorded = include_str!("fixtures/layouts/python.jsonl");
+    let mut floats = 0;
+    for (n, line) in recorded.lines().enumerate() {
+        let value: Value = serde_json::from_str(line).unwrap();
+        let mut out = Vec::new();
+        write_line(&mut out, &value, Layout::Spaced);
+        assert_eq!(std::str::from_utf8(&out).unwrap().trim_end(), line, "line {}", n + 1);
+        floats += line.matches("e-").count() + line.matches(".0,").count();
+    }
+    assert!(floats > 100, "the recording exercises exponents and whole floats: {floats}");
+}
+
+#[test]
+fn localcode_to_itself_keeps_pythons_numbers_byte_for_byte() {
+    // Unknown members of a known line and an unknown line, as localcode writes them.
+    let stream = concat!(
+        r#"{"type": "stage", "stage": "plan", "extra": {"ratio": 1e-07, "x": 1.0, "big": 1e+20, "small": 0.0001, "neg": -0.0, "t": "café"}}"#,
+        "\n",
+        r#"{"type": "turn_tokens", "prompt_tokens": "10", "completion_tokens": "2", "total_tokens": "12", "cost": 3.5e-05}"#,
+        "\n",
+        r#"{"type": "gauge", "load": 1.5e+16, "tiny": [2.5e-300, 1e-05]}"#,
+        "\n",
+        r#"{"type": "result", "status": "ok", "exit_code": 0, "reason": "completed", "final_text": "ok", "tokens": {"prompt": 10, "completion": 2, "total": 12}}"#,
+        "\n"
+    );
+    let out = agentgate::translate_bytes(
+        stream.as_bytes(),
+        &agentgate::Options::new(Some(Dialect::Localcode), Dialect::Localcode),
+    )
+    .0;
+    assert_eq!(String::from_utf8(out).unwrap(), stream);
+}
+
+fn number(text: &str, layout: Layout) -> String {
+    let n: serde_json::Number = serde_json::from_str(text).unwrap();
+    let mut out = Vec::new();
+    write_number(&mut out, &n, layout);
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn floats_are_laid_out_as_each_writer_lays_them_out() {
+    // Python's repr: plain from 1e-4 to below 1e16, always with a fraction; else an exponent
+    // of two digits at least.
+    for (f, py) in [
+        ("1e-7", "1e-07"),
+        ("0.0001", "0.0001"),
+        ("0.00001", "1e-05"),
+        ("1e16", "1e+16"),
+        ("1e15", "1000000000000000.0"),
+        ("2.5", "2.5"),
+        ("-3.75e-7", "-3.75e-07"),
+        ("1e300", "1e+300"),
+        ("-0.0", "-0.0"),
+        ("100.0", "100.0"),
+    ] {
+        assert_eq!(number(f, Layout::Spaced), py, "python {f}");
+    }
+    // Go's encoding/json: plain from 1e-6 to below 1e21, no fraction where there is none;
+    // else strconv's 'e' form with a one-digit negative exponent cleaned up (e-07 to e-7).
+    for (f, go) in [
+        ("1e-7", "1e-7"),
+        ("0.000035", "0.000035"),
+        ("0.000001", "0.000001"),
+        ("1e20", "100000000000000000000"),
+        ("1e21", "1e+21"),
+        ("1.0", "1"),
+        ("2.5e-10", "2.5e-10"),
+        ("1e-100", "1e-100"),
+    ] {
+        assert_eq!(number(f, Layout::Go), go, "go {f}");
+    }
+    // serde_json's own for the compact and sorted layouts; integers as they are everywhere.
+    assert_eq!(number("1e-7", Layout::Compact), "1e-7");
+    assert_eq!(number("1.0", Layout::Sorted), "1.0");
+    for layout in [Layout::Compact, Layout::Spaced, Layout::Sorted, Layout::Go] {
+        assert_eq!(number("-42", layout), "-42");
+        assert_eq!(number("18446744073709551615", layout), "18446744073709551615");
+    }
+}

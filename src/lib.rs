@@ -30,6 +30,40 @@
 //!      \"final_text\": \"Done.\", \"tokens\": {\"prompt\": 0, \"completion\": 0, \"total\": 0}}\n"
 //! );
 //! ```
+//!
+//! Which agent wrote a stream, told from its first lines:
+//!
+//! ```
+//! let codex = br#"{"type":"thread.started","thread_id":"t-1"}"#;
+//! assert_eq!(agentgate::pipeline::detect(&codex[..]), Ok(agentgate::Dialect::Codex));
+//! ```
+//!
+//! Whether a stream keeps its dialect's contract (each finding names its line and rule):
+//!
+//! ```
+//! use agentgate::contract::Severity;
+//!
+//! let adal = b"{\"type\":\"answer\",\"content\":\"Done.\"}\n";
+//! let mut problems = Vec::new();
+//! let dialect = agentgate::pipeline::validate(&adal[..], None, &mut |f| {
+//!     if f.severity == Severity::Problem {
+//!         problems.push(f.message)
+//!     }
+//! });
+//! assert_eq!(dialect, Ok(agentgate::Dialect::Adal));
+//! assert!(problems.iter().any(|p| p.contains("complete")), "adal's run ends with `complete`: {problems:?}");
+//! ```
+//!
+//! One run's figures, whatever its dialect (what `agentgate summary` prints per file):
+//!
+//! ```
+//! use agentgate::summary::summarize;
+//!
+//! let localcode = br#"{"type": "result", "status": "ok", "exit_code": 0, "reason": "completed", "final_text": "ok", "tokens": {"prompt": 12, "completion": 3, "total": 15}}"#;
+//! let run = summarize(&localcode[..], "run.jsonl", None, false);
+//! assert_eq!(run.outcome, Some(agentgate::event::Outcome::Completed));
+//! assert_eq!((run.tokens.input, run.tokens.output), (Some(12), Some(3)));
+//! ```
 
 pub mod contract;
 pub mod dialect;

@@ -63,3 +63,56 @@ fn the_contracts_page_is_what_dialects_markdown_prints() {
         "mappings/README.md is out of date: run `cargo run -- dialects --markdown > mappings/README.md` and review the diff"
     );
 }
+
+/// GitHub's anchor for a heading: lower case, spaces to dashes, punctuation but `-` and `_` left out.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim_start_matches('#')
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn every_link_in_the_docs_resolves_in_the_repository() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut checked = 0;
+    for doc in ["README.md", "CONTRIBUTING.md", "docs/usage.md", "docs/mapping.md", "docs/performance.md"] {
+        let path = root.join(doc);
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{doc}: {e}"));
+        for (at, _) in text.match_indices("](") {
+            let target = &text[at + 2..];
+            let target = &target[..target.find(')').unwrap()];
+            if target.starts_with("http") {
+                continue;
+            }
+            let (file, fragment) = target.split_once('#').unwrap_or((target, ""));
+            let linked = if file.is_empty() { path.clone() } else { path.parent().unwrap().join(file) };
+            assert!(linked.exists(), "{doc}: {target} does not resolve");
+            if !fragment.is_empty() {
+                let headings = std::fs::read_to_string(&linked).unwrap();
+                assert!(
+                    headings.lines().filter(|l| l.starts_with('#')).any(|l| anchor(l) == fragment),
+                    "{doc}: no heading for #{fragment} in {file}"
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 10, "{checked}");
+}
+
+#[test]
+fn the_readme_is_for_users_and_short() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    assert!(readme.lines().count() <= 200, "{} lines", readme.lines().count());
+    for needed in ["cargo install", "Rust 1.82", "~/.cargo/bin", "cargo test", "## Exit status", "agentgate summary"] {
+        assert!(readme.contains(needed) || readme.contains(&needed.replace('~', "$HOME")), "README lacks {needed}");
+    }
+}

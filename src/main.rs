@@ -186,6 +186,7 @@ fn open(path: &Path) -> io::Result<ReadAhead> {
 
 fn detect_command(files: &[PathBuf]) -> u8 {
     let paths = if files.is_empty() { vec![PathBuf::from("-")] } else { collect(files) };
+    hint_if_terminal(&paths);
     let named = paths.len() > 1 || files.iter().any(|f| f.is_dir());
     let (mut out, mut code) = (String::new(), status::OK);
     for path in &paths {
@@ -240,6 +241,7 @@ fn exec_command(
 fn validate_command(dialect: &str, warnings: bool, strict: bool, format: cli::FindingFormat, paths: &[PathBuf]) -> u8 {
     use agentgate::contract::{Finding, Severity};
     let files = if paths.is_empty() { vec![PathBuf::from("-")] } else { collect(paths) };
+    hint_if_terminal(&files);
     let (mut failed, mut unopened) = (false, false);
     let mut out = String::new();
     let say = |name: &str, f: &Finding, out: &mut String| match format {
@@ -300,6 +302,14 @@ fn validate_command(dialect: &str, warnings: bool, strict: bool, format: cli::Fi
     }
 }
 
+/// Reading standard input from a terminal would wait silently for a stream nobody types: said
+/// once, on stderr.
+fn hint_if_terminal(files: &[PathBuf]) {
+    if files.iter().any(|f| f == Path::new("-")) && io::stdin().is_terminal() {
+        eprintln!("agentgate: reading a stream from the terminal; end it with Ctrl-D, or give a FILE");
+    }
+}
+
 /// The files `paths` name, in the order given: files as they are, directories searched for
 /// `*.jsonl` and `*.ndjson` (their files in sorted order; one that holds none is said on stderr).
 fn collect(paths: &[PathBuf]) -> Vec<PathBuf> {
@@ -351,6 +361,7 @@ fn summary_command(
     let from: Option<Dialect> = from.parse().ok();
     // No PATH: the run on standard input, as the other commands read it.
     let files = if paths.is_empty() { vec![PathBuf::from("-")] } else { collect(paths) };
+    hint_if_terminal(&files);
     let summarize_one = |path: &PathBuf| -> RunSummary {
         let name = display(path);
         match open(path) {
@@ -440,9 +451,7 @@ fn run(args: &Translate) -> u8 {
     opts.encode.source_date_epoch = std::env::var("SOURCE_DATE_EPOCH").ok().and_then(|v| v.trim().parse().ok());
 
     let files = if args.files.is_empty() { vec![PathBuf::from("-")] } else { args.files.clone() };
-    if files.iter().any(|f| f == Path::new("-")) && io::stdin().is_terminal() {
-        eprintln!("agentgate: reading a stream from the terminal; end it with Ctrl-D, or give a FILE");
-    }
+    hint_if_terminal(&files);
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let mut code = status::OK;

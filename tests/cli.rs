@@ -501,3 +501,24 @@ fn completions_and_the_manual_page_come_from_the_command_line_definition() {
         assert!(man.contains(word), "{word}");
     }
 }
+
+/// With no FILE and a terminal on standard input, every command that reads a stream says so
+/// on stderr rather than waiting silently. The terminal is `script`'s (util-linux): where it is
+/// not installed, this cannot be tried and says so.
+#[test]
+fn reading_a_terminal_every_command_says_how_to_end_the_stream() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("script (util-linux) is not installed: the terminal hint is not tried");
+        return;
+    }
+    for args in ["--to localcode", "detect", "validate", "summary"] {
+        let line = format!("{} {args}", env!("CARGO_BIN_EXE_agentgate"));
+        let out = Command::new("script")
+            .args(["-qec", &line, "/dev/null"])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let said = text(&out.stdout);
+        assert!(said.contains("reading a stream from the terminal; end it with Ctrl-D"), "{args}: {said}");
+    }
+}

@@ -339,14 +339,36 @@ proptest! {
     }
 
     #[test]
-    fn every_dialect_but_base_context_translates_to_itself_unchanged(run in run()) {
+    fn every_dialect_translates_to_itself_unchanged(run in run()) {
         let input = lines(&canonical(&run));
-        for target in Dialect::all().filter(|d| *d != Dialect::BaseContext) {
+        for target in Dialect::all() {
             let out = common::translate(&input, Dialect::Canonical, target);
             let again = common::translate(out.as_bytes(), target, target);
             prop_assert_eq!(common::values(&again), common::values(&out), "{} to itself", target);
+            if target == Dialect::BaseContext {
+                // Through canonical its lines are written from the model (docs/mapping.md).
+                continue;
+            }
             let via = common::translate(common::translate(out.as_bytes(), target, Dialect::Canonical).as_bytes(), Dialect::Canonical, target);
             prop_assert_eq!(common::values(&via), common::values(&out), "{} through canonical", target);
+        }
+    }
+
+    /// Issue 43: a stream with members no spec names, at any depth of any line, and lines of
+    /// kinds no spec names, comes back from its own dialect with all of them.
+    #[test]
+    fn unknown_members_at_any_depth_and_unknown_kinds_come_back_from_the_same_dialect(
+        run in run(),
+        places in prop::collection::vec((any::<prop::sample::Index>(), any::<prop::sample::Index>(), unknown_value()), 1..6),
+        kinds in prop::collection::vec((any::<prop::sample::Index>(), unknown_value()), 0..3),
+    ) {
+        let input = lines(&canonical(&run));
+        for target in Dialect::all().filter(|d| *d != Dialect::Canonical) {
+            let stream = common::values(&common::translate(&input, Dialect::Canonical, target));
+            let with = with_unknowns(stream, target, &places, &kinds);
+            let text = String::from_utf8(lines(&with)).unwrap();
+            let again = common::translate(text.as_bytes(), target, target);
+            prop_assert_eq!(common::values(&again), with, "{} to itself:\n{}", target, text);
         }
     }
 
@@ -424,4 +446,88 @@ fn wrong_value() -> impl Strategy<Value = Value> {
         Just(json!("-1")),
         Just(json!("12")),
     ]
+}
+
+/// A value of any shape, for a member no spec names.
+fn unknown_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        (-1e9f64..1e9).prop_map(|f| json!(f)),
+        text(12).prop_map(Value::from),
+    ];
+    leaf.prop_recursive(3, 12, 3, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..3).prop_map(Value::from),
+            prop::collection::vec(("[a-z]{1,6}", inner), 0..3).prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+/// Every object inside `v` (itself first), as paths of keys and indices.
+fn object_paths(v: &Value, at: &mut Vec<Value>, out: &mut Vec<Vec<Value>>) {
+    match v {
+        Value::Object(m) => {
+            out.push(at.clone());
+            for (k, x) in m {
+                at.push(json!(k));
+                object_paths(x, at, out);
+                at.pop();
+            }
+        }
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                at.push(json!(i));
+                object_paths(x, at, out);
+                at.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+fn at_path<'a>(v: &'a mut Value, path: &[Value]) -> &'a mut Value {
+    path.iter().fold(v, |v, step| match step {
+        Value::String(k) => &mut v[k.as_str()],
+        n => &mut v[n.as_u64().unwrap() as usize],
+    })
+}
+
+/// `stream` with a member `zz_unknown` put into objects at any depth of some lines (the key
+/// sorts last, so a dialect whose members are sorted stays so), and lines of an unknown kind
+/// put anywhere before its last line.
+fn with_unknowns(
+    mut stream: Vec<Value>,
+    dialect: Dialect,
+    places: &[(prop::sample::Index, prop::sample::Index, Value)],
+    kinds: &[(prop::sample::Index, Value)],
+) -> Vec<Value> {
+    for (line, object, value) in places {
+        let i = line.index(stream.len());
+        if dialect == Dialect::Wuu && stream[i]["type"].as_str().is_some_and(|t| t.starts_with("command_")) {
+            // Not kept yet: a command_* twin is written again from its tool_* line when that
+            // line is, so members of the twin's own are lost (said in docs/mapping.md).
+            continue;
+        }
+        let mut paths = Vec::new();
+        object_paths(&stream[i], &mut Vec::new(), &mut paths);
+        let path = object.get(&paths).clone();
+        if let Value::Object(m) = at_path(&mut stream[i], &path) {
+            m.insert("zz_unknown".into(), value.clone());
+        }
+    }
+    for (at, value) in kinds {
+        let line = match dialect {
+            Dialect::Loom => json!({"kind": "ZzUnknown", "schema_version": 1, "zz_data": value}),
+            _ => json!({"type": "zz_unknown", "zz_data": value}),
+        };
+        let mut i = at.index(stream.len());
+        // wuu writes a tool_* line's command_* twin right after it: nothing comes between.
+        while dialect == Dialect::Wuu && stream[i]["type"].as_str().is_some_and(|t| t.starts_with("command_")) {
+            i -= 1;
+        }
+        stream.insert(i, line);
+    }
+    stream
 }

@@ -189,7 +189,9 @@ fn turn_end(out: &mut Decoded, m: Object<'_>, status: &str, kept: Option<(&str, 
 impl Decoder {
     /// One item line: its events, the whole line kept for a codex or canonical target (the last
     /// record carries it, as `type` and `item`, for the codex encoder to write back).
-    fn item(&mut self, kind: &str, item: Map<String, Value>, out: &mut Decoded) {
+    /// An `item.*` line: `item` its item, `rest` the line's other members (none in the spec,
+    /// kept all the same), `at` where the item stood among them.
+    fn item(&mut self, kind: &str, item: Map<String, Value>, at: usize, rest: Map<String, Value>, out: &mut Decoded) {
         let id = text(&item, "id").unwrap_or_default();
         let ty = text(&item, "type").unwrap_or_default();
         let done = kind == "item.completed";
@@ -272,9 +274,19 @@ impl Decoder {
             }
         }
         let keep = out.verbatim_wanted || out.named_shapes.is_none();
+        // The line as read: `type`, then its members, the item where it stood.
         let mut line = Map::new();
         line.insert("type".into(), Value::String(kind.to_string()));
-        line.insert("item".into(), Value::Object(item));
+        let mut item = Some(item);
+        for (i, (k, v)) in rest.into_iter().enumerate() {
+            if i == at {
+                line.insert("item".into(), Value::Object(item.take().unwrap_or_default()));
+            }
+            line.insert(k, v);
+        }
+        if let Some(item) = item {
+            line.insert("item".into(), Value::Object(item));
+        }
         if events.is_empty() {
             // A kind of item, or a state of one, the model has no event for: kept whole.
             out.push(own(Event::Extension { line: Value::Object(line) }));
@@ -310,10 +322,16 @@ impl Decode for Decoder {
                 let extra = out.extra(m);
                 out.push(Record::with_extra(Dialect::Codex, Event::TurnStart { id: None }, extra));
             }
-            "item.started" | "item.updated" | "item.completed" => match m.shift_remove("item") {
-                Some(Value::Object(item)) => self.item(&kind, item, out),
-                _ => return Err(LineError::bad(format!("{kind} without an item object"))),
-            },
+            "item.started" | "item.updated" | "item.completed" => {
+                let at = m.iter().position(|(k, _)| k == "item");
+                match m.shift_remove("item") {
+                    Some(Value::Object(item)) => {
+                        let rest = m.into_fields();
+                        self.item(&kind, item, at.unwrap_or(rest.len()), rest, out)
+                    }
+                    _ => return Err(LineError::bad(format!("{kind} without an item object"))),
+                }
+            }
             "turn.completed" => {
                 let usage = m.shift_remove("usage");
                 if let Some(u) = &usage {

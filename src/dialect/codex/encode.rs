@@ -292,10 +292,13 @@ impl Encoder {
                 put(sink, line.clone());
                 return Fate::PassedThrough;
             }
+            // An item line, kept whole by the decoder (`type`, `item` and any other member, in
+            // the order read).
             _ if ex.contains_key("item") => {
-                let mut line = Map::new();
-                line.insert("type".into(), ex.get("type").unwrap_or(json!("item.completed")));
-                line.insert("item".into(), ex.get("item").unwrap_or(Value::Null));
+                let mut line = ex.to_fields();
+                if !line.contains_key("type") {
+                    line.insert("type".into(), json!("item.completed"));
+                }
                 put(sink, Value::Object(line));
             }
             _ => return Fate::Absorbed,

@@ -213,6 +213,11 @@ impl Decode for Decoder {
                 t.exit_code = exit_code;
                 t.reason = reason;
                 if let Some(Value::Object(tokens)) = m.shift_remove("tokens") {
+                    if tokens.keys().any(|k| !matches!(k.as_str(), "prompt" | "completion" | "total")) {
+                        // Members of its own beside the three counts: the object is kept whole,
+                        // for localcode to get it back.
+                        m.insert("tokens", Value::Object(tokens.clone()));
+                    }
                     let mut tokens = Object::from(tokens);
                     if !self.saw_turn_tokens {
                         t.usage = Some(Tokens {

@@ -66,6 +66,12 @@ pub enum Command {
         /// flag, as the Agent SDK passes it)
         #[arg(long)]
         include_partial_messages: bool,
+        /// otlp: the metric names of the released GenAI conventions, or the GenAI repository's latest
+        #[arg(long, value_name = "VERSION", default_value = "released", value_parser = ["released", "latest"])]
+        otlp_semconv: String,
+        /// otlp: put each tool call's arguments and result on its span
+        #[arg(long)]
+        otlp_tool_content: bool,
         /// claude-code: stream-json reads Claude's stdin protocol (as the Agent SDK's client
         /// writes it): control requests are answered, and the user message's text goes to the
         /// agent as its dialect takes a prompt (with --from: localcode --goal, adal -q,
@@ -188,6 +194,14 @@ pub struct Translate {
     #[arg(long)]
     pub include_partial_messages: bool,
 
+    /// otlp: the metric names of the released GenAI conventions, or the GenAI repository's latest
+    #[arg(long, value_name = "VERSION", default_value = "released", value_parser = ["released", "latest"])]
+    pub otlp_semconv: String,
+
+    /// otlp: put each tool call's arguments and result on its span (they can hold private code and paths)
+    #[arg(long)]
+    pub otlp_tool_content: bool,
+
     /// Print on stderr, per run, what happened to every input line and what the target could not carry
     #[arg(long)]
     pub report: bool,
@@ -221,7 +235,7 @@ pub enum FindingFormat {
 }
 
 fn to_values() -> PossibleValuesParser {
-    PossibleValuesParser::new(Dialect::names())
+    PossibleValuesParser::new(Dialect::target_names())
 }
 
 fn from_values() -> PossibleValuesParser {

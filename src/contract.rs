@@ -336,7 +336,7 @@ macro_rules! contracts {
         ];
     };
 }
-contracts!("localcode", "adal", "wuu", "loom", "base-context", "claude-code", "codex", "canonical");
+contracts!("localcode", "adal", "wuu", "loom", "base-context", "claude-code", "codex", "canonical", "otlp");
 
 /// The contract of a dialect by name. Panics only if an embedded file is broken, which the
 /// test suite rules out.
@@ -1054,6 +1054,13 @@ impl Contract {
             };
             out.push_str(&format!("Takes its prompt {how} ({}). ", cell(&p.spec)));
         }
+        if self.kinds.is_empty() {
+            // A format agentgate only writes (otlp): its lines are checked by its own readers'
+            // definitions, not by kinds listed here.
+            out.push_str("Written, never read: no record kinds to list (docs/otlp.md; `scripts/check-otlp.sh` reads the output with the official protobuf definitions).\n\n");
+            out.push_str(&self.outcomes_markdown());
+            return out;
+        }
         out.push_str(&format!(
             "Kind member `{}`; key order {}; unknown kinds {}; terminal record {}.\n\n",
             self.type_field,
@@ -1097,7 +1104,14 @@ impl Contract {
             }
         }
         out.push_str(&self.rules_markdown());
-        out.push_str("\n| outcome | written as |\n|---|---|\n");
+        out.push('\n');
+        out.push_str(&self.outcomes_markdown());
+        out
+    }
+
+    /// The outcome table, as [`Contract::markdown`] prints it.
+    fn outcomes_markdown(&self) -> String {
+        let mut out = String::from("| outcome | written as |\n|---|---|\n");
         for (outcome, how) in &self.outcomes {
             let how: Vec<String> = how.iter().map(|(k, v)| format!("`{k}` {v}")).collect();
             out.push_str(&format!("| {outcome} | {} |\n", cell(&how.join(", "))));

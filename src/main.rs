@@ -35,7 +35,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.command {
         Some(Command::Dialects { markdown: true }) => {
-            write_out(agentgate::contract::markdown(&Dialect::names()).as_bytes())
+            write_out(agentgate::contract::markdown(&Dialect::target_names()).as_bytes())
         }
         Some(Command::Dialects { markdown: false }) => dialects(),
         Some(Command::Detect { files }) => detect_command(&files),
@@ -65,11 +65,21 @@ fn main() -> ExitCode {
             kill_after,
             json_deltas,
             include_partial_messages,
+            otlp_semconv,
+            otlp_tool_content,
             input_format,
             command,
             ..
         }) => {
-            let encode = EncodeOptions { json_deltas, include_partial_messages, ..EncodeOptions::default() };
+            let encode = EncodeOptions {
+                json_deltas,
+                include_partial_messages,
+                otlp_semconv: semconv(&otlp_semconv),
+                otlp_tool_content,
+                // The agent runs now: its lines' arrival is their time.
+                live_times: true,
+                ..EncodeOptions::default()
+            };
             let stream_input = input_format == "stream-json";
             exec_command(&to, &from, timeout.as_deref(), &kill_after, encode, stream_input, &command)
         }
@@ -91,6 +101,13 @@ fn table_width() -> Option<usize> {
 
 /// Flags that one target alone reads, given with another: said on stderr, and the stream is
 /// translated as asked.
+fn semconv(word: &str) -> agentgate::dialect::otlp::Semconv {
+    match word {
+        "latest" => agentgate::dialect::otlp::Semconv::Latest,
+        _ => agentgate::dialect::otlp::Semconv::Released,
+    }
+}
+
 fn warn_unused(to: Dialect, flag: &str, json_deltas: bool, partial_messages: bool) {
     if json_deltas && to != Dialect::BaseContext {
         eprintln!("agentgate: warning: --json-deltas does nothing with {flag} {to} (it is base-context's)");
@@ -140,9 +157,9 @@ fn distance(a: &str, b: &str) -> usize {
 }
 
 fn dialects() -> u8 {
-    let width = Dialect::names().iter().map(|n| n.len()).max().unwrap_or(0);
+    let width = Dialect::target_names().iter().map(|n| n.len()).max().unwrap_or(0);
     let mut out = String::new();
-    for d in Dialect::all() {
+    for d in Dialect::targets() {
         out.push_str(&format!("{:width$}  {}\n", d.name(), d.description()));
     }
     write_out(out.as_bytes())
@@ -447,6 +464,13 @@ fn run(args: &Translate) -> u8 {
     opts.max_line_bytes = args.max_line_bytes;
     opts.encode.json_deltas = args.json_deltas;
     opts.encode.include_partial_messages = args.include_partial_messages;
+    opts.encode.otlp_semconv = semconv(&args.otlp_semconv);
+    opts.encode.otlp_tool_content = args.otlp_tool_content;
+    if to != Dialect::Otlp && (args.otlp_tool_content || args.otlp_semconv != "released") {
+        eprintln!(
+            "agentgate: warning: --otlp-semconv and --otlp-tool-content do nothing with --to {to} (they are otlp's)"
+        );
+    }
     // A target that needs a time the source lacks writes this one (reproducible builds' rule).
     opts.encode.source_date_epoch = std::env::var("SOURCE_DATE_EPOCH").ok().and_then(|v| v.trim().parse().ok());
 

@@ -22,6 +22,7 @@ pub mod claude_code;
 pub mod codex;
 pub mod localcode;
 pub mod loom;
+pub mod otlp;
 pub mod wuu;
 
 /// A stream format agentgate reads and writes.
@@ -49,6 +50,8 @@ pub enum Dialect {
     ClaudeCode,
     Codex,
     Canonical,
+    /// OpenTelemetry's OTLP/JSON: written, never read (not among [`Dialect::all`]).
+    Otlp,
 }
 
 impl Dialect {
@@ -56,12 +59,27 @@ impl Dialect {
         self.into()
     }
 
+    /// The dialects read and written: every stream format but the write-only targets.
     pub fn all() -> impl Iterator<Item = Dialect> {
-        Dialect::iter()
+        Dialect::iter().filter(|d| d.is_read())
     }
 
     pub fn names() -> Vec<&'static str> {
-        Dialect::iter().map(Dialect::name).collect()
+        Dialect::all().map(Dialect::name).collect()
+    }
+
+    /// Every format agentgate writes: the dialects, and the targets it only writes (otlp).
+    pub fn targets() -> impl Iterator<Item = Dialect> {
+        Dialect::iter()
+    }
+
+    pub fn target_names() -> Vec<&'static str> {
+        Dialect::targets().map(Dialect::name).collect()
+    }
+
+    /// Whether agentgate reads this format (otlp it only writes).
+    pub fn is_read(self) -> bool {
+        self != Dialect::Otlp
     }
 
     /// The dialect's contract, from `mappings/<name>.json`.
@@ -84,6 +102,7 @@ impl Dialect {
             Dialect::ClaudeCode => Box::new(claude_code::Decoder::new()),
             Dialect::Codex => Box::new(codex::Decoder::new()),
             Dialect::Canonical => Box::new(canonical::Decoder::new()),
+            Dialect::Otlp => Box::new(WriteOnly),
         }
     }
 
@@ -97,6 +116,7 @@ impl Dialect {
             Dialect::ClaudeCode => Box::new(claude_code::Encoder::new(opts)),
             Dialect::Codex => Box::new(codex::Encoder::new()),
             Dialect::Canonical => Box::new(canonical::Encoder::new()),
+            Dialect::Otlp => Box::new(otlp::Encoder::new(opts)),
         }
     }
 
@@ -111,7 +131,17 @@ impl Dialect {
             Dialect::ClaudeCode => claude_code::sniff(line),
             Dialect::Codex => codex::sniff(line),
             Dialect::Canonical => canonical::sniff(line),
+            Dialect::Otlp => Sniff::No,
         }
+    }
+}
+
+/// The decoder of a format agentgate only writes: it refuses the stream.
+struct WriteOnly;
+
+impl Decode for WriteOnly {
+    fn decode(&mut self, _line: Object<'_>, _out: &mut Decoded) -> Result<(), LineError> {
+        Err(LineError::fatal("otlp is written, not read: give the agent's own stream"))
     }
 }
 
@@ -240,6 +270,12 @@ pub struct EncodeOptions {
     /// requires a working directory (base-context's session header) writes when the source
     /// states none.
     pub cwd: Option<String>,
+    /// otlp: which names the metrics take.
+    pub otlp_semconv: otlp::Semconv,
+    /// otlp: tools' arguments and results on their spans (they can hold private code and paths).
+    pub otlp_tool_content: bool,
+    /// Times are the records' arrival (`exec`), not made from the source's.
+    pub live_times: bool,
 }
 
 /// Where an encoder writes: the output buffer and the run's report.

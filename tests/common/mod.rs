@@ -23,6 +23,7 @@ pub fn representative(dialect: Dialect) -> PathBuf {
         Dialect::ClaudeCode => "claude-code/success.jsonl",
         Dialect::Codex => "codex/success.jsonl",
         Dialect::Canonical => "canonical/cumulative-usage.jsonl",
+        Dialect::Otlp => panic!("otlp is written, not read: it has no fixtures"),
     })
 }
 

@@ -5,7 +5,7 @@
 //! usage on streamed partials, header members beyond the five, block members such as `index`,
 //! the cost breakdown), so a stream translated to its own dialect is copied instead (issue 43:
 //! a valid stream comes back as the same lines). What the copy cannot take from the input is
-//! the end of a stream that stopped early (a killed agent, a cut file): there [`Copied::close`]
+//! the end of a stream that stopped early (a killed agent, a cut file): there `Copied::close`
 //! writes what base-context writes when its loop fails (base-context-notes.md 3.3, failure
 //! paths): the open assistant message ends with `stopReason: "error"` and an `errorMessage`
 //! (one is made, with no content, where none is open), then `turn_end` for an open turn and

@@ -77,7 +77,7 @@ pub struct Decoder {
     /// Where the assistant message begun last came from (its `api`, `provider`, `model`,
     /// `timestamp`), until the first record of its content carries them.
     meta: Option<Extra>,
-    /// What the lines copied to a base-context target leave open (see [`Copied`]).
+    /// What the lines copied to a base-context target leave open (see `copy.rs`).
     copied: Copied,
 }
 
@@ -364,7 +364,7 @@ impl Decoder {
 }
 
 impl Decode for Decoder {
-    /// To a base-context target every line is copied as read (see [`Copied`]): its first
+    /// To a base-context target every line is copied as read (see `copy.rs`): its first
     /// record is marked to be written as the line, and a line that gives no record of its own
     /// (a `message_start`, an event that repeats an earlier one) gets an empty one to carry it.
     fn decode(&mut self, m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# agentgate's otlp output read by the official protobuf definitions: installs
+# opentelemetry-proto (PyPI) in a temporary virtual environment and runs
+# scripts/sdk/otlp_check.py, which parses every line of every fixture's otlp translation with
+# google.protobuf.json_format.Parse (ignore_unknown_fields=False) into
+# ExportTraceServiceRequest / ExportMetricsServiceRequest, and holds the span tree, the token
+# sums and the status to the run's facts. Run by .ci/run (not by cargo test).
+# Usage: scripts/check-otlp.sh [AGENTGATE]
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+bin="${1:-$root/target/debug/agentgate}"
+agentgate="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+python3 -m venv "$work/venv"
+"$work/venv/bin/pip" install --quiet --disable-pip-version-check opentelemetry-proto==1.45.2
+"$work/venv/bin/python" "$root/scripts/sdk/otlp_check.py" "$agentgate" "$root/tests/fixtures"

@@ -5,7 +5,8 @@
 # google.protobuf.json_format.Parse (ignore_unknown_fields=False) into
 # ExportTraceServiceRequest / ExportMetricsServiceRequest, and holds the span tree, the token
 # sums and the status to the run's facts. Run by .ci/run (not by cargo test).
-# Usage: scripts/check-otlp.sh [AGENTGATE]
+# Usage: scripts/check-otlp.sh [AGENTGATE [FOLDER...]] (default: tests/fixtures, and ../shared/real
+# where it is)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 bin="${1:-$root/target/debug/agentgate}"
@@ -14,4 +15,10 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 python3 -m venv "$work/venv"
 "$work/venv/bin/pip" install --quiet --disable-pip-version-check opentelemetry-proto==1.45.2
-"$work/venv/bin/python" "$root/scripts/sdk/otlp_check.py" "$agentgate" "$root/tests/fixtures"
+if [ "$#" -gt 1 ]; then
+  folders=("${@:2}")
+else
+  folders=("$root/tests/fixtures")
+  [ -d "$root/../shared/real" ] && folders+=("$root/../shared/real")
+fi
+"$work/venv/bin/python" "$root/scripts/sdk/otlp_check.py" "$agentgate" "${folders[@]}"

@@ -148,7 +148,8 @@ def main():
         print(f"check-real: {REAL} not found; nothing to check", file=sys.stderr)
         return 1
     known = dialects()
-    targets = [d for d in known]
+    # otlp is written, never read back: scripts/check-otlp.sh reads it, over these files too.
+    targets = [d for d in known if d != "otlp"]
     failures, files = 0, 0
     for source in sorted(os.listdir(REAL)):
         folder = os.path.join(REAL, source)

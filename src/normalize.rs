@@ -99,6 +99,11 @@ pub struct Context {
     pub input_digest: String,
     /// The dialect the input is decoded from.
     pub source: Option<Dialect>,
+    /// The source's lines are marked to be written as read (the target is the source's
+    /// dialect: [`crate::dialect::Decoded::verbatim_wanted`]), so a line the source wrote comes
+    /// as a record of its own, and an encoder writes none of the source's kind on its own
+    /// account (wuu's `command_*` twin of a `tool_*` line).
+    pub copying: bool,
 }
 
 impl Context {
@@ -214,6 +219,10 @@ impl Normalizer {
     pub fn take_diagnostics(&mut self) -> Vec<String> {
         self.flagged_line = false;
         std::mem::take(&mut self.diagnostics)
+    }
+
+    pub fn set_copying(&mut self, copying: bool) {
+        self.ctx.copying = copying;
     }
 
     pub fn set_input_digest(&mut self, digest: String) {

@@ -505,11 +505,6 @@ fn with_unknowns(
 ) -> Vec<Value> {
     for (line, object, value) in places {
         let i = line.index(stream.len());
-        if dialect == Dialect::Wuu && stream[i]["type"].as_str().is_some_and(|t| t.starts_with("command_")) {
-            // Not kept yet: a command_* twin is written again from its tool_* line when that
-            // line is, so members of the twin's own are lost (said in docs/mapping.md).
-            continue;
-        }
         let mut paths = Vec::new();
         object_paths(&stream[i], &mut Vec::new(), &mut paths);
         let path = object.get(&paths).clone();

@@ -437,3 +437,32 @@ fn the_session_lines_made_for_another_dialect_have_every_member_the_spec_lists()
     assert_eq!(out[1]["type"], "thread_started");
     assert_eq!(keys(&out[1]), ["cwd", "model", "provider", "thread_id", "type"]);
 }
+
+/// wuu.md: "For bash, the stream additionally emits command_started, command_output_delta,
+/// command_completed ... Command events add name, command, and arguments when available".
+/// Translated to itself, a bash call's twins are the lines the source wrote, members of their
+/// own included (a process_id, a member no spec names); from another dialect they are made.
+#[test]
+fn a_bash_calls_command_twins_come_back_from_wuu_to_itself_as_they_were() {
+    let source = String::from_utf8(fixture("wuu/success.jsonl")).unwrap();
+    let mut lines: Vec<Value> = common::values(&source);
+    for l in lines.iter_mut().filter(|l| l["type"].as_str().is_some_and(|t| t.starts_with("command_"))) {
+        l["process_id"] = json!(4242);
+        l["zz_unknown"] = json!({"depth": [1, {"x": "<y>"}]});
+    }
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let out = common::values(&common::translate(text.as_bytes(), Dialect::Wuu, Dialect::Wuu));
+    assert_eq!(out, lines);
+    let twins = out.iter().filter(|l| l["type"].as_str().is_some_and(|t| t.starts_with("command_"))).count();
+    assert_eq!(twins, 3, "started, output delta, completed: as the fixture has them, once each");
+    // A stream whose bash call has no twins (not what wuu writes) keeps having none.
+    let bare: String =
+        source.lines().filter(|l| !l.contains("\"type\":\"command_")).map(|l| format!("{l}\n")).collect();
+    assert_eq!(common::translate(bare.as_bytes(), Dialect::Wuu, Dialect::Wuu), bare);
+    // From another dialect the twins are written from the tool_* lines.
+    let canonical = common::translate(text.as_bytes(), Dialect::Wuu, Dialect::Canonical);
+    let made = common::values(&common::translate(canonical.as_bytes(), Dialect::Canonical, Dialect::Wuu));
+    let started = made.iter().find(|l| l["type"] == "command_started").unwrap();
+    assert_eq!(started["command"], "npm test -- widget");
+    assert!(started.get("zz_unknown").is_none());
+}

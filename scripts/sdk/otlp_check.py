@@ -1,6 +1,7 @@
 """Reads agentgate's otlp output with the official OTLP protobuf definitions.
 
-For every fixture of every dialect: `agentgate --to otlp FIXTURE` (twice: the bytes must be the
+For every stream in the folders given (the fixtures of every dialect, the real transcripts):
+`agentgate --to otlp FILE` (twice: the bytes must be the
 same), and for each of the two semantic-convention settings:
 - every line is under 1 MiB and one complete document, `{"resourceSpans":[...]}` or
   `{"resourceMetrics":[...]}`;
@@ -26,7 +27,7 @@ from google.protobuf import json_format
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-agentgate, fixtures = sys.argv[1], Path(sys.argv[2])
+agentgate, folders = sys.argv[1], [Path(p) for p in sys.argv[2:]]
 HEX = {"traceId": re.compile(r"^[0-9a-f]{32}$"), "spanId": re.compile(r"^[0-9a-f]{16}$"),
        "parentSpanId": re.compile(r"^[0-9a-f]{16}$")}
 passed = failed = 0
@@ -105,7 +106,8 @@ def check(path, semconv):
     return f"{facts['outcome']}, {len(spans)} spans, {len(tools)} tools"
 
 
-for path in sorted(fixtures.glob("*/*.jsonl")):
+# The streams themselves, not the golden outputs kept beside the fixtures.
+for path in sorted(p for folder in folders for p in folder.glob("**/*.jsonl") if "expected" not in p.parts):
     for semconv in ("released", "latest"):
         name = f"{path.parent.name}/{path.name} ({semconv})"
         try:

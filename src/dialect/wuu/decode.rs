@@ -283,8 +283,15 @@ impl Decode for Decoder {
                 let bash = matches!(step, Step::Start)
                     && (family == Family::Command || m.get_str("name").as_deref() == Some("bash"));
                 if self.seen(&item, family, step, bash) {
-                    // The other family already reported this: one call, counted once.
-                    out.fold();
+                    // The other family already reported this: one call, counted once. To wuu
+                    // itself the line is written as read (its members of its own with it).
+                    if out.verbatim_wanted {
+                        let mut marker = Record::new(Dialect::Wuu, Event::Extension { line: Value::Null });
+                        marker.verbatim = true;
+                        out.push(marker);
+                    } else {
+                        out.fold();
+                    }
                     return Ok(());
                 }
             }

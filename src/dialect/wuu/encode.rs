@@ -20,6 +20,9 @@ thread_local! {
 
 pub struct Encoder {
     contract: &'static Contract,
+    /// The source's lines are copied ([`Context::copying`]): its `command_*` twins come as
+    /// records of their own.
+    copying: bool,
     configured: bool,
     thread_id: Option<String>,
     /// The open turn.
@@ -59,6 +62,7 @@ impl Encoder {
     pub fn new() -> Self {
         Encoder {
             contract: Dialect::Wuu.contract(),
+            copying: false,
             configured: false,
             thread_id: None,
             turn_id: None,
@@ -319,7 +323,8 @@ impl Encoder {
     fn tool(&self, sink: &mut Sink<'_>, step: Step, item: &str, fields: &[(&str, Field<'_>)], extra: Option<&Extra>) {
         let id = [("item_id", Field::Str(item))];
         self.emit_sorted_with(sink, step.0, fields, &id, extra);
-        if self.bash.contains_key(item) {
+        // Copying a wuu stream, the twin comes as the source wrote it (or not at all).
+        if self.bash.contains_key(item) && !self.copying {
             self.emit_sorted_with(sink, step.1, fields, &id, None);
         }
     }
@@ -361,6 +366,10 @@ impl Encoder {
         // The command family adds the command and process id when the arguments hold them.
         make_room(&mut self.bash, item);
         self.bash.insert(item.to_string(), ());
+        if self.copying {
+            // The source's own twin follows, as it wrote it.
+            return;
+        }
         let value = args.to_value();
         let mut fields = fields.to_vec();
         if let Some(Value::Object(o)) = &value {
@@ -406,6 +415,16 @@ impl Encode for Encoder {
     fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
         let own = rec.origin == Dialect::Wuu;
         self.from_wuu.get_or_insert(own);
+        self.copying = ctx.copying && own;
+        if let (Event::Extension { line: Value::Null }, true) = (&rec.event, rec.verbatim && own) {
+            // A line marked to be written as read with no record of its own (a twin).
+            if sink.line.is_empty() {
+                return Fate::Absorbed;
+            }
+            sink.out.extend_from_slice(sink.line.as_bytes());
+            sink.out.push(b'\n');
+            return Fate::Written;
+        }
         let extra = own.then_some(&rec.extra);
         match &rec.event {
             Event::Session(x) if own && x.id.is_none() && !self.configured => {
@@ -480,7 +499,7 @@ impl Encode for Encoder {
                 self.ensure_turn(ctx, sink);
                 self.finish_message(sink);
                 // A call to bash starts twice (command_started): written.
-                if &*c.name == "bash" || !self.copied(rec, sink, "tool_started") {
+                if (&*c.name == "bash" && !self.copying) || !self.copied(rec, sink, "tool_started") {
                     self.start_call(sink, c.id.as_deref().unwrap_or_default(), &c.name, &c.arguments, extra);
                 }
             }
@@ -499,7 +518,8 @@ impl Encode for Encoder {
                     let plain = (!text.is_escaped()).then(|| text.as_read_len());
                     self.streamed.insert(id.clone(), sent.zip(plain).map(|(a, b)| a + b));
                     // A bash item's output goes out twice (command_output_delta): written.
-                    if self.bash.contains_key(id.as_str()) || !self.copied(rec, sink, OUTPUT_DELTA.0) {
+                    if (self.bash.contains_key(id.as_str()) && !self.copying) || !self.copied(rec, sink, OUTPUT_DELTA.0)
+                    {
                         self.tool(sink, OUTPUT_DELTA, id, &[("delta", Field::Text(text))], extra);
                     }
                 }

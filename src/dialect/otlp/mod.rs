@@ -96,6 +96,24 @@ impl Request {
     }
 }
 
+/// Requests told by where each began: each ends where the next begins, its usage what the
+/// run's totals grew by meanwhile (the first's from nothing, so that what came before the first
+/// is its), the last's up to the run's `totals` at `end`.
+fn partition(mut requests: Vec<Request>, end: u64, totals: &Tokens) -> Vec<Request> {
+    if let Some(first) = requests.first_mut() {
+        first.before = Tokens::default();
+    }
+    let n = requests.len();
+    for i in 0..n {
+        let (stop, until) = match requests.get(i + 1) {
+            Some(next) => (next.before, next.start),
+            None => (*totals, end),
+        };
+        requests[i].close(until, &stop);
+    }
+    requests
+}
+
 fn minus(a: &Tokens, b: &Tokens) -> Tokens {
     let d = |x: Option<u64>, y: Option<u64>| x.map(|x| x.saturating_sub(y.unwrap_or(0)));
     Tokens {
@@ -224,33 +242,15 @@ impl Encoder {
     /// The requests the run is told in: rounds where it has them, else round usage reports
     /// that add up to the run, else turns, else the run itself.
     fn requests(&mut self, end: u64, totals: &Tokens) -> Vec<Request> {
-        if let Some(last) = self.rounds.last_mut() {
-            last.close(end, totals);
-            // What came before the first round is the first round's.
-            self.rounds[0].before = Tokens::default();
-            let mut rounds = std::mem::take(&mut self.rounds);
-            let n = rounds.len();
-            for i in 0..n {
-                let stop = if i + 1 < n { rounds[i + 1].before } else { *totals };
-                let end = if i + 1 < n { rounds[i + 1].start } else { end };
-                rounds[i].close(end, &stop);
-            }
-            return rounds;
+        if !self.rounds.is_empty() {
+            return partition(std::mem::take(&mut self.rounds), end, totals);
         }
         let reported = self.reports.iter().fold(Tokens::default(), |a, r| plus(&a, &r.usage));
         if !self.reports.is_empty() && same(&reported, totals) {
             return std::mem::take(&mut self.reports);
         }
         if !self.turns.is_empty() {
-            self.turns[0].before = Tokens::default();
-            let mut turns = std::mem::take(&mut self.turns);
-            let n = turns.len();
-            for i in 0..n {
-                let stop = if i + 1 < n { turns[i + 1].before } else { *totals };
-                let end = if i + 1 < n { turns[i + 1].start } else { end };
-                turns[i].close(end, &stop);
-            }
-            return turns;
+            return partition(std::mem::take(&mut self.turns), end, totals);
         }
         if totals.is_empty() {
             return Vec::new();
@@ -611,9 +611,6 @@ impl Encode for Encoder {
             }
             Event::RoundStart { .. } => {
                 let now = self.now();
-                if let Some(last) = self.rounds.last_mut() {
-                    last.end = now;
-                }
                 let model = ctx.model.clone();
                 self.rounds.push(Request::new(now, ctx.totals, model));
                 Fate::Written

@@ -12,11 +12,13 @@ cd "$work"
 npm init -y >/dev/null
 npm install --no-audit --no-fund --loglevel=error @openai/codex-sdk@0.163.0 >/dev/null
 cp "$root/scripts/sdk/codex-sdk-check.mjs" .
-# What the SDK runs as `codex`: its arguments (exec --experimental-json ...) and the prompt on
-# stdin are the wrapper's to ignore; agentgate speaks for the recorded run.
+# What the SDK runs as `codex`: its arguments (exec --experimental-json ...) are the wrapper's
+# to ignore; the prompt on stdin is read to its end, as an agent reads it (an agent that
+# exits without reading it races the SDK's write of it: EPIPE, and node dies), and agentgate
+# speaks for the recorded run.
 cat > codex-wrapper <<'SH'
 #!/bin/sh
-exec "$AGENTGATE" exec --as codex -- cat "$AGENTGATE_FIXTURE"
+exec "$AGENTGATE" exec --as codex -- sh -c 'cat > /dev/null; exec cat "$AGENTGATE_FIXTURE"'
 SH
 chmod +x codex-wrapper
 node codex-sdk-check.mjs "$agentgate" "$root/tests/fixtures" "$work/codex-wrapper"

@@ -321,6 +321,7 @@ impl<'o, W: Write> Run<'o, W> {
             norm,
             decoded: Decoded {
                 verbatim_wanted: copies,
+                carry_lines: opts.to == Dialect::Canonical,
                 // A record's extra members are only named in the report when its dialect is not
                 // the target's and the target is not canonical (canonical records carry their
                 // own origin, so a canonical source is never named).
@@ -416,6 +417,17 @@ impl<'o, W: Write> Run<'o, W> {
         let mut fate: Option<Fate> = self.decoded.folded.then_some(Fate::Absorbed);
         let first = sink.report.translated + sink.report.passed_through + sink.report.dropped == 0;
         for rec in self.decoded.records.drain(..) {
+            if matches!(rec.event, Event::Extension { .. })
+                && rec.origin != self.opts.to
+                && self.opts.to != Dialect::Canonical
+                && !rec.extra.is_empty()
+                && !rec.extra.is_named()
+                && rec.extra.contains_key(crate::dialect::CARRIED_LINE)
+            {
+                // A line carried through canonical for its own dialect alone (base-context's).
+                fate = fate.max(Some(Fate::Absorbed));
+                continue;
+            }
             if first || (self.whole_digest && matches!(rec.event, Event::Terminal(_))) {
                 // Ids derived from the input: at the first record, and for the terminal.
                 self.norm.set_input_digest(lines.digest());

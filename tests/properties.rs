@@ -345,10 +345,6 @@ proptest! {
             let out = common::translate(&input, Dialect::Canonical, target);
             let again = common::translate(out.as_bytes(), target, target);
             prop_assert_eq!(common::values(&again), common::values(&out), "{} to itself", target);
-            if target == Dialect::BaseContext {
-                // Through canonical its lines are written from the model (docs/mapping.md).
-                continue;
-            }
             let via = common::translate(common::translate(out.as_bytes(), target, Dialect::Canonical).as_bytes(), Dialect::Canonical, target);
             prop_assert_eq!(common::values(&via), common::values(&out), "{} through canonical", target);
         }
@@ -368,7 +364,20 @@ proptest! {
             let with = with_unknowns(stream, target, &places, &kinds);
             let text = String::from_utf8(lines(&with)).unwrap();
             let again = common::translate(text.as_bytes(), target, target);
-            prop_assert_eq!(common::values(&again), with, "{} to itself:\n{}", target, text);
+            prop_assert_eq!(common::values(&again), with.clone(), "{} to itself:\n{}", target, text);
+            // Issue 43, item 2: through canonical, the same; but for wuu's command_* twins, which
+            // canonical does not carry: they are made again from their tool_* lines, without
+            // members of their own (docs/mapping.md).
+            let canonical = common::translate(text.as_bytes(), target, Dialect::Canonical);
+            let via = common::translate(canonical.as_bytes(), Dialect::Canonical, target);
+            let twins_plain = |mut lines: Vec<Value>| {
+                for l in lines.iter_mut().filter(|l| l["type"].as_str().is_some_and(|t| t.starts_with("command_"))) {
+                    l.as_object_mut().unwrap().shift_remove("zz_unknown");
+                }
+                lines
+            };
+            let want = if target == Dialect::Wuu { twins_plain(with) } else { with };
+            prop_assert_eq!(twins_plain(common::values(&via)), want, "{} through canonical:\n{}", target, text);
         }
     }
 

@@ -136,6 +136,11 @@ impl Dialect {
     }
 }
 
+/// The extra member of a record that exists only to carry a line of its dialect through the
+/// canonical stream (a line the model has no event for and folds, or one written to close a
+/// copied stream): for that dialect's encoder to copy, and passed to no other.
+pub const CARRIED_LINE: &str = "carried_line";
+
 /// The decoder of a format agentgate only writes: it refuses the stream.
 struct WriteOnly;
 
@@ -197,6 +202,10 @@ pub struct Decoded {
     /// The target is the source's dialect, so a decoder may mark a record [`Record::verbatim`]
     /// (set for the run, kept across lines).
     pub verbatim_wanted: bool,
+    /// The target is canonical: a decoder whose dialect is written back by copying its lines
+    /// (base-context) carries each line whole, so that the canonical stream translated back
+    /// gives what the direct translation gives (set for the run).
+    pub carry_lines: bool,
     /// The length of the line being decoded (for [`Object::compact_len`]).
     pub line_len: usize,
     /// `Some` when the target drops the members a record has no field for and only names them

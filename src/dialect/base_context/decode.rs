@@ -368,6 +368,9 @@ impl Decode for Decoder {
     /// record is marked to be written as the line, and a line that gives no record of its own
     /// (a `message_start`, an event that repeats an earlier one) gets an empty one to carry it.
     fn decode(&mut self, m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
+        if out.carry_lines {
+            return self.carry(m, out);
+        }
         if !out.verbatim_wanted {
             return self.decode_line(m, out);
         }
@@ -392,16 +395,43 @@ impl Decode for Decoder {
         let settled = self.open_loops > 0 && self.ended_loops >= self.open_loops && !self.retry_pending;
         if settled {
             self.settle(out);
-        } else if out.verbatim_wanted {
+        } else if out.verbatim_wanted || out.carry_lines {
             let open = self.ended_loops < self.open_loops;
             for line in self.copied.close(crate::normalize::ENDED_EARLY, open, self.retry_pending) {
-                out.push(own(Event::Extension { line }));
+                let mut rec = own(Event::Extension { line });
+                if out.carry_lines {
+                    rec.extra.insert(crate::dialect::CARRIED_LINE, Value::Bool(true));
+                }
+                out.push(rec);
             }
         }
     }
 }
 
 impl Decoder {
+    /// A line decoded for a canonical target: its records as ever, and the line whole for a
+    /// base-context target to copy, on the first of them as the extra member `line`. A line
+    /// kept whole (an unknown kind) is marked with a null `line`; a line with no record of its
+    /// own is an extension record that only carries it ([`crate::dialect::CARRIED_LINE`]).
+    fn carry(&mut self, m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
+        let whole: Map<String, Value> = m.iter().map(|(k, v)| (k.to_string(), v.to_value())).collect();
+        if let Some(kind) = m.get_str("type") {
+            self.copied.track(&kind, &m);
+        }
+        let first = out.records.len();
+        self.decode_line(m, out)?;
+        if out.records.len() == first {
+            out.folded = false;
+            out.push(own(Event::Extension { line: Value::Object(whole) }));
+            out.records[first].extra.insert(crate::dialect::CARRIED_LINE, Value::Bool(true));
+        } else if matches!(out.records[first].event, Event::Extension { .. }) {
+            out.records[first].extra.insert("line", Value::Null);
+        } else {
+            out.records[first].extra.insert("line", Value::Object(whole));
+        }
+        Ok(())
+    }
+
     fn decode_line(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
         let kind = take_type(&mut m)?;
         let event = match kind.as_ref() {

@@ -423,6 +423,10 @@ impl Encoder {
             sink.out.push(b'\n');
             return Fate::Written;
         }
+        if let Some(line @ Value::Object(_)) = rec.extra.get("line") {
+            write_line(sink.out, &line, Layout::Compact);
+            return Fate::Written;
+        }
         match &rec.event {
             Event::Extension { line: line @ Value::Object(_) } => {
                 write_line(sink.out, line, Layout::Compact);
@@ -1113,7 +1117,14 @@ impl Encode for Encoder {
     fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
         let own = rec.origin == Dialect::BaseContext;
         // Once copying, the records the normalizer makes (the terminal) write nothing either.
-        if self.copying || (own && rec.verbatim) {
+        // Lines carried through canonical (`line` among a record's extra members) are copied
+        // too, unless the delta form is asked for.
+        let carried = || {
+            !rec.extra.is_empty()
+                && !rec.extra.is_named()
+                && (rec.extra.contains_key("line") || rec.extra.contains_key(crate::dialect::CARRIED_LINE))
+        };
+        if self.copying || (own && (rec.verbatim || (!self.deltas && carried()))) {
             return self.copy(rec, sink);
         }
         // What waits for the next record ends now, unless that record is the run's end (or

@@ -99,6 +99,8 @@ pub struct Context {
     pub input_digest: String,
     /// The dialect the input is decoded from.
     pub source: Option<Dialect>,
+    /// `input_digest` is the one a canonical source stated for the input it was made from.
+    pub input_digest_stated: bool,
     /// The source's lines are marked to be written as read (the target is the source's
     /// dialect: [`crate::dialect::Decoded::verbatim_wanted`]), so a line the source wrote comes
     /// as a record of its own, and an encoder writes none of the source's kind on its own
@@ -223,6 +225,12 @@ impl Normalizer {
 
     pub fn set_copying(&mut self, copying: bool) {
         self.ctx.copying = copying;
+    }
+
+    /// The digest a canonical source stated for its own source, which ids are derived from.
+    pub fn set_stated_input_digest(&mut self, digest: String) {
+        self.ctx.input_digest = digest;
+        self.ctx.input_digest_stated = true;
     }
 
     pub fn set_input_digest(&mut self, digest: String) {

@@ -428,8 +428,14 @@ impl<'o, W: Write> Run<'o, W> {
                 fate = fate.max(Some(Fate::Absorbed));
                 continue;
             }
-            if first || (self.whole_digest && matches!(rec.event, Event::Terminal(_))) {
-                // Ids derived from the input: at the first record, and for the terminal.
+            if first {
+                // Ids derived from the input: at the first record (from the digest a canonical
+                // source states for its own source, where it states one), and for the terminal.
+                match self.decoded.input_digest.clone() {
+                    Some(stated) => self.norm.set_stated_input_digest(stated),
+                    None => self.norm.set_input_digest(lines.digest()),
+                }
+            } else if self.whole_digest && matches!(rec.event, Event::Terminal(_)) {
                 self.norm.set_input_digest(lines.digest());
             }
             if rec.origin != self.opts.to && self.opts.to != Dialect::Canonical && !rec.extra.is_empty() {

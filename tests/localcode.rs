@@ -107,7 +107,13 @@ fn counts_written_as_integers_and_booleans_are_read_too() {
     );
     let a = common::translate(strings.as_bytes(), Dialect::Localcode, Dialect::Canonical);
     let b = common::translate(numbers.as_bytes(), Dialect::Localcode, Dialect::Canonical);
-    assert_eq!(a, b);
+    // The same events; the inputs' digests (canonical's input_digest) are not the same.
+    let events = |s: &str| {
+        let mut v = common::values(s);
+        v[0].as_object_mut().unwrap().shift_remove("input_digest");
+        v
+    };
+    assert_eq!(events(&a), events(&b));
     assert!(a.contains("\"index\":3") && a.contains("\"input\":12") && a.contains("\"reset\":true"), "{a}");
 }
 

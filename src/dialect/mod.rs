@@ -208,6 +208,10 @@ pub struct Decoded {
     pub carry_lines: bool,
     /// The length of the line being decoded (for [`Object::compact_len`]).
     pub line_len: usize,
+    /// The digest of the input a canonical stream was made from, as it states it: ids derived
+    /// from the input are derived from that, not from the canonical bytes, so that a second step
+    /// makes up the same ids the first would have.
+    pub input_digest: Option<String>,
     /// `Some` when the target drops the members a record has no field for and only names them
     /// in the report (a target other than the source's dialect and canonical): the shapes of
     /// members whose keys the report's reader holds already. A decoder keeps members of one of

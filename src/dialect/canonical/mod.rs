@@ -58,6 +58,9 @@ impl Decode for Decoder {
             }
             None => return Err(LineError::bad("canonical line without its version member \"v\"")),
         }
+        if let Some(Value::String(d)) = m.shift_remove("input_digest") {
+            out.input_digest.get_or_insert(d);
+        }
         let origin = match m.shift_remove("dialect") {
             Some(Value::String(d)) => d.parse().unwrap_or(Dialect::Canonical),
             _ => Dialect::Canonical,
@@ -263,11 +266,14 @@ fn arguments(m: &Object<'_>) -> Option<Arguments> {
 }
 
 #[derive(Default)]
-pub struct Encoder;
+pub struct Encoder {
+    /// A line is out: the digest of the input goes on the first.
+    wrote: bool,
+}
 
 impl Encoder {
     pub fn new() -> Self {
-        Encoder
+        Encoder { wrote: false }
     }
 }
 
@@ -284,7 +290,7 @@ impl Encode for Encoder {
         true
     }
 
-    fn encode(&mut self, rec: &Record, _ctx: &Context, sink: &mut Sink<'_>) -> Fate {
+    fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
         if let (Event::Extension { line: Value::Object(line) }, Dialect::Canonical) = (&rec.event, rec.origin) {
             // A canonical line of a kind this version does not know goes back out as it came.
             let mut m = Map::with_capacity(line.len() + 1);
@@ -320,6 +326,14 @@ impl Encode for Encoder {
         if !rec.extra.is_empty() {
             out.extend_from_slice(b",\"extra\":");
             out.extend_from_slice(rec.extra.json().as_bytes());
+        }
+        let carried = ctx.source != Some(Dialect::Canonical) || ctx.input_digest_stated;
+        if !std::mem::replace(&mut self.wrote, true) && carried && !ctx.input_digest.is_empty() {
+            // What ids derived from the input are made from (mappings/canonical.json); a
+            // canonical source passes on the one it states, and states none of its own bytes.
+            out.extend_from_slice(b",\"input_digest\":\"");
+            out.extend_from_slice(ctx.input_digest.as_bytes());
+            out.push(b'"');
         }
         out.extend_from_slice(b"}\n");
         Fate::Written

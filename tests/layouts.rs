@@ -11,7 +11,7 @@ use serde_json::Value;
 
 #[test]
 fn the_spaced_layout_writes_what_pythons_json_dumps_wrote() {
-    let recorded = include_str!("fixtures/layouts/python.jsonl");
+    let recorded = include_str!("oracle/python-json-dumps.jsonl");
     let mut floats = 0;
     for (n, line) in recorded.lines().enumerate() {
         let value: Value = serde_json::from_str(line).unwrap();

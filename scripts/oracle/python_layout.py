@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Writes tests/fixtures/layouts/python.jsonl: generated values as localcode's writer writes them.
+"""Writes tests/oracle/python-json-dumps.jsonl: generated values as localcode's writer writes them.
 
 localcode (localcode-notes.md) writes each line with Python's json.dumps(obj, ensure_ascii=False):
 separators ", " and ": ", non-ASCII raw, floats as repr() gives them (1e-07, 1.0, 1e+16).
 tests/layouts.rs parses every line and asserts that agentgate's spaced layout writes the same
 bytes. Deterministic (a fixed seed): run it again and the file does not change.
 
-    python3 scripts/oracle/python_layout.py > tests/fixtures/layouts/python.jsonl
+    python3 scripts/oracle/python_layout.py > tests/oracle/python-json-dumps.jsonl
 """
 import json
 import random

@@ -233,3 +233,14 @@ fn otlp_is_written_not_read() {
     assert!(!Dialect::all().any(|d| d == Dialect::Otlp));
     assert!(Dialect::target_names().contains(&"otlp"));
 }
+
+/// A fleet normalized to canonical first: the root names the agent each run came from.
+#[test]
+fn a_canonical_stream_is_named_after_the_agent_it_was_read_from() {
+    let canonical = common::translate(&fixture("base-context/success.jsonl"), Dialect::BaseContext, Dialect::Canonical);
+    let docs = otlp(canonical.as_bytes(), Dialect::Canonical, |_| {});
+    let spans = spans(&docs);
+    let root = spans.iter().find(|s| s.get("parentSpanId").is_none()).unwrap();
+    assert_eq!(root["name"], "invoke_agent base-context");
+    assert_eq!(attrs(root)["gen_ai.usage.input_tokens"], 12247);
+}

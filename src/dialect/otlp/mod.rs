@@ -187,15 +187,20 @@ impl Encoder {
         }
     }
 
-    fn begin(&mut self, ctx: &Context) {
+    fn begin(&mut self, ctx: &Context, origin: Dialect) {
         if self.started {
             return;
         }
         self.started = true;
-        self.agent = ctx.source.map_or("unknown", Dialect::name).to_string();
+        // The agent: the source's dialect, or for a canonical stream the one it was read from.
+        let agent = match ctx.source {
+            Some(Dialect::Canonical) => Some(origin),
+            source => source,
+        };
+        self.agent = agent.map_or("unknown", Dialect::name).to_string();
         // The provider a dialect's agent calls where the stream does not say (claude-code.md:
         // Anthropic's Messages API; codex.md: OpenAI's).
-        self.provider = match ctx.source {
+        self.provider = match agent {
             Some(Dialect::ClaudeCode) => Some("anthropic".into()),
             Some(Dialect::Codex) => Some("openai".into()),
             _ => None,
@@ -592,7 +597,7 @@ impl Encode for Encoder {
         if self.done {
             return Fate::Absorbed;
         }
-        self.begin(ctx);
+        self.begin(ctx, rec.origin);
         match &rec.event {
             Event::Session(s) => {
                 self.model(s.model.as_deref());

@@ -181,6 +181,25 @@ impl Extra {
         self.shape = Shape::of(self.keys());
     }
 
+    /// Sets member `key` to `json`, the text of a JSON value read from a line (a whole line, for
+    /// [`crate::dialect::Decoded::carry_lines`]): copied, never parsed. Last, where `key` is not
+    /// there yet; in its place, as [`Extra::insert`], where it is.
+    pub(crate) fn insert_json(&mut self, key: &str, json: &str) {
+        if !self.is_empty() && self.contains_key(key) {
+            let value = serde_json::from_str(json).unwrap_or(Value::Null);
+            return self.insert(key, value);
+        }
+        let mut more = Vec::with_capacity(key.len() + json.len() + 8);
+        more.push(if self.json.pop().is_some() { b',' } else { b'{' });
+        write_str(&mut more, key, Layout::Compact);
+        more.push(b':');
+        more.extend_from_slice(json.as_bytes());
+        more.push(b'}');
+        // Only valid UTF-8 went in: the writer's and the line's own text.
+        self.json.push_str(&String::from_utf8_lossy(&more));
+        self.shape = Shape::of(self.keys());
+    }
+
     /// Sets each of `more`'s members as [`Extra::insert`] does.
     pub fn extend(&mut self, more: Fields) {
         for (k, v) in more {

@@ -414,7 +414,9 @@ impl Decoder {
     /// kept whole (an unknown kind) is marked with a null `line`; a line with no record of its
     /// own is an extension record that only carries it ([`crate::dialect::CARRIED_LINE`]).
     fn carry(&mut self, m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
-        let whole: Map<String, Value> = m.iter().map(|(k, v)| (k.to_string(), v.to_value())).collect();
+        // The line's text, its members copied as read: no tree is built of it but where it has
+        // no record to go on (an extension's line is a value).
+        let whole = m.to_json();
         if let Some(kind) = m.get_str("type") {
             self.copied.track(&kind, &m);
         }
@@ -422,12 +424,13 @@ impl Decoder {
         self.decode_line(m, out)?;
         if out.records.len() == first {
             out.folded = false;
-            out.push(own(Event::Extension { line: Value::Object(whole) }));
+            let line = serde_json::from_str(&whole).unwrap_or(Value::Null);
+            out.push(own(Event::Extension { line }));
             out.records[first].extra.insert(crate::dialect::CARRIED_LINE, Value::Bool(true));
         } else if matches!(out.records[first].event, Event::Extension { .. }) {
             out.records[first].extra.insert("line", Value::Null);
         } else {
-            out.records[first].extra.insert("line", Value::Object(whole));
+            out.records[first].extra.insert_json("line", &whole);
         }
         Ok(())
     }

@@ -367,23 +367,43 @@ impl Decode for Decoder {
     /// To a base-context target every line is copied as read (see `copy.rs`): its first
     /// record is marked to be written as the line, and a line that gives no record of its own
     /// (a `message_start`, an event that repeats an earlier one) gets an empty one to carry it.
+    /// To a canonical target every line is carried whole, for a base-context target to copy
+    /// later: its text as the extra member `line` of its first record (null where that record
+    /// is the line kept whole, an unknown kind), or, where it gives no record of its own, as an
+    /// extension record that only carries it ([`crate::dialect::CARRIED_LINE`]).
     fn decode(&mut self, m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
-        if out.carry_lines {
-            return self.carry(m, out);
-        }
-        if !out.verbatim_wanted {
+        if !out.verbatim_wanted && !out.carry_lines {
             return self.decode_line(m, out);
         }
+        // The line's text, its members copied as read: no tree is built of it but where it has
+        // no record to go on (an extension's line is a value).
+        let whole = out.carry_lines.then(|| m.to_json());
         if let Some(kind) = m.get_str("type") {
             self.copied.track(&kind, &m);
         }
         let first = out.records.len();
         self.decode_line(m, out)?;
-        if out.records.len() == first {
+        let own_record = out.records.len() > first;
+        if !own_record {
             out.folded = false;
-            out.push(own(Event::Extension { line: Value::Null }));
         }
-        out.records[first].verbatim = true;
+        match whole {
+            None => {
+                if !own_record {
+                    out.push(own(Event::Extension { line: Value::Null }));
+                }
+                out.records[first].verbatim = true;
+            }
+            Some(whole) if !own_record => {
+                let line = serde_json::from_str(&whole).unwrap_or(Value::Null);
+                out.push(own(Event::Extension { line }));
+                out.records[first].extra.insert(crate::dialect::CARRIED_LINE, Value::Bool(true));
+            }
+            Some(_) if matches!(out.records[first].event, Event::Extension { .. }) => {
+                out.records[first].extra.insert("line", Value::Null);
+            }
+            Some(whole) => out.records[first].extra.insert_json("line", &whole),
+        }
         Ok(())
     }
 
@@ -409,32 +429,6 @@ impl Decode for Decoder {
 }
 
 impl Decoder {
-    /// A line decoded for a canonical target: its records as ever, and the line whole for a
-    /// base-context target to copy, on the first of them as the extra member `line`. A line
-    /// kept whole (an unknown kind) is marked with a null `line`; a line with no record of its
-    /// own is an extension record that only carries it ([`crate::dialect::CARRIED_LINE`]).
-    fn carry(&mut self, m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
-        // The line's text, its members copied as read: no tree is built of it but where it has
-        // no record to go on (an extension's line is a value).
-        let whole = m.to_json();
-        if let Some(kind) = m.get_str("type") {
-            self.copied.track(&kind, &m);
-        }
-        let first = out.records.len();
-        self.decode_line(m, out)?;
-        if out.records.len() == first {
-            out.folded = false;
-            let line = serde_json::from_str(&whole).unwrap_or(Value::Null);
-            out.push(own(Event::Extension { line }));
-            out.records[first].extra.insert(crate::dialect::CARRIED_LINE, Value::Bool(true));
-        } else if matches!(out.records[first].event, Event::Extension { .. }) {
-            out.records[first].extra.insert("line", Value::Null);
-        } else {
-            out.records[first].extra.insert_json("line", &whole);
-        }
-        Ok(())
-    }
-
     fn decode_line(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
         let kind = take_type(&mut m)?;
         let event = match kind.as_ref() {

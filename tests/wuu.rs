@@ -459,6 +459,26 @@ fn a_bash_calls_command_twins_come_back_from_wuu_to_itself_as_they_were() {
     let bare: String =
         source.lines().filter(|l| !l.contains("\"type\":\"command_")).map(|l| format!("{l}\n")).collect();
     assert_eq!(common::translate(bare.as_bytes(), Dialect::Wuu, Dialect::Wuu), bare);
+    // The command family first (wuu.md does not order the families): still the lines as read.
+    let command_first = concat!(
+        r#"{"cwd":"","model":"m","provider":"p","thread_id":"t","type":"thread_started"}"#,
+        "\n",
+        r#"{"thread_id":"t","turn_id":"u","type":"turn_started"}"#,
+        "\n",
+        r#"{"arguments":"{\"command\":\"ls\"}","command":"ls","item_id":"i1","name":"bash","process_id":"p7","thread_id":"t","turn_id":"u","type":"command_started"}"#,
+        "\n",
+        r#"{"arguments":"{\"command\":\"ls\"}","item_id":"i1","name":"bash","thread_id":"t","turn_id":"u","type":"tool_started"}"#,
+        "\n",
+        r#"{"error":"","item_id":"i1","name":"bash","status":"completed","thread_id":"t","turn_id":"u","type":"command_completed"}"#,
+        "\n",
+        r#"{"error":"","item_id":"i1","name":"bash","status":"completed","thread_id":"t","turn_id":"u","type":"tool_completed"}"#,
+        "\n",
+        r#"{"awaiting_auto_continuation":false,"input_tokens":0,"output_tokens":0,"thread_id":"t","trace_path":"","turn_id":"u","type":"turn_completed"}"#,
+        "\n",
+        r#"{"final_message":"","run_id":"","status":"completed","thread_id":"t","trace_path":"","turn_id":"u","type":"result"}"#,
+        "\n"
+    );
+    assert_eq!(common::translate(command_first.as_bytes(), Dialect::Wuu, Dialect::Wuu), command_first);
     // From another dialect the twins are written from the tool_* lines.
     let canonical = common::translate(text.as_bytes(), Dialect::Wuu, Dialect::Canonical);
     let made = common::values(&common::translate(canonical.as_bytes(), Dialect::Canonical, Dialect::Wuu));

@@ -318,6 +318,23 @@ impl Encoder {
         self.last_turn_id = self.turn_id.take();
     }
 
+    /// Copying a wuu stream: a tool record read from a `command_*` line (the command family
+    /// reported the call first) is written as that line, as read. `true` when it was.
+    fn copied_command_line(&self, rec: &Record, sink: &mut Sink<'_>) -> bool {
+        if !self.copying || rec.origin != Dialect::Wuu || sink.line.is_empty() {
+            return false;
+        }
+        let command = match crate::object::Object::parse(sink.line) {
+            Ok(Ok(line)) => line.get_str("type").is_some_and(|k| k.starts_with("command_")),
+            _ => false,
+        };
+        if command {
+            sink.out.extend_from_slice(sink.line.as_bytes());
+            sink.out.push(b'\n');
+        }
+        command
+    }
+
     /// A `tool_*` line, and its `command_*` twin for a call to bash: `fields` sorted by key
     /// (see [`Encoder::emit_sorted`]).
     fn tool(&self, sink: &mut Sink<'_>, step: Step, item: &str, fields: &[(&str, Field<'_>)], extra: Option<&Extra>) {
@@ -416,6 +433,18 @@ impl Encode for Encoder {
         let own = rec.origin == Dialect::Wuu;
         self.from_wuu.get_or_insert(own);
         self.copying = ctx.copying && own;
+        if self.copying
+            && matches!(
+                rec.event,
+                Event::ToolCall(_) | Event::ToolOutput { .. } | Event::ToolResult(_) | Event::ToolWithdrawn { .. }
+            )
+        {
+            self.ensure_turn(ctx, sink);
+            self.finish_message(sink);
+            if self.copied_command_line(rec, sink) {
+                return Fate::Written;
+            }
+        }
         if let (Event::Extension { line: Value::Null }, true) = (&rec.event, rec.verbatim && own) {
             // A line marked to be written as read with no record of its own (a twin).
             if sink.line.is_empty() {

@@ -181,7 +181,7 @@ pub struct Translate {
     #[arg(short, long, value_name = "DIALECT", default_value = "auto", value_parser = from_values())]
     pub from: String,
 
-    /// The dialect to write
+    /// The dialect to write (otlp: the run as OpenTelemetry traces and metrics, docs/otlp.md)
     #[arg(short, long, value_name = "DIALECT", required = true, value_parser = to_values())]
     pub to: Option<String>,
 

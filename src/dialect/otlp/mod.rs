@@ -92,7 +92,7 @@ impl Request {
 
     fn close(&mut self, end: u64, now: &Tokens) {
         self.end = end;
-        self.usage = minus(now, &self.before);
+        self.usage = now.since(&self.before);
     }
 }
 
@@ -112,18 +112,6 @@ fn partition(mut requests: Vec<Request>, end: u64, totals: &Tokens) -> Vec<Reque
         requests[i].close(until, &stop);
     }
     requests
-}
-
-fn minus(a: &Tokens, b: &Tokens) -> Tokens {
-    let d = |x: Option<u64>, y: Option<u64>| x.map(|x| x.saturating_sub(y.unwrap_or(0)));
-    Tokens {
-        input: d(a.input, b.input),
-        output: d(a.output, b.output),
-        cache_read: d(a.cache_read, b.cache_read),
-        cache_write: d(a.cache_write, b.cache_write),
-        reasoning: d(a.reasoning, b.reasoning),
-        total: d(a.total, b.total),
-    }
 }
 
 #[derive(Default)]
@@ -250,7 +238,7 @@ impl Encoder {
         if !self.rounds.is_empty() {
             return partition(std::mem::take(&mut self.rounds), end, totals);
         }
-        let reported = self.reports.iter().fold(Tokens::default(), |a, r| plus(&a, &r.usage));
+        let reported = self.reports.iter().fold(Tokens::default(), |a, r| a.plus(&r.usage));
         if !self.reports.is_empty() && same(&reported, totals) {
             return std::mem::take(&mut self.reports);
         }
@@ -522,21 +510,6 @@ impl Encoder {
 
 /// One figure of a usage.
 type Figure = fn(&Tokens) -> Option<u64>;
-
-fn plus(a: &Tokens, b: &Tokens) -> Tokens {
-    let s = |x: Option<u64>, y: Option<u64>| match (x, y) {
-        (None, None) => None,
-        (x, y) => Some(x.unwrap_or(0).saturating_add(y.unwrap_or(0))),
-    };
-    Tokens {
-        input: s(a.input, b.input),
-        output: s(a.output, b.output),
-        cache_read: s(a.cache_read, b.cache_read),
-        cache_write: s(a.cache_write, b.cache_write),
-        reasoning: s(a.reasoning, b.reasoning),
-        total: s(a.total, b.total),
-    }
-}
 
 /// The same input and output figures (what the conventions count).
 fn same(a: &Tokens, b: &Tokens) -> bool {

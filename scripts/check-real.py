@@ -2,7 +2,7 @@
 """Translates every real transcript in ../shared/real (streams written by the agents' own
 projects) to every target, and holds each output to the target's contract (`agentgate
 validate`) and to the source's facts: outcome (as the target can say it), final text, tool
-calls and their statuses, token totals. Run by .ci/run after the test suite; not part of
+calls and their statuses, token totals; and translated by way of canonical, to the same bytes. Run by .ci/run after the test suite; not part of
 `cargo test`, which must pass on a clone without ../shared.
 
 Usage: scripts/check-real.py [AGENTGATE] [REAL_DIR]
@@ -109,11 +109,16 @@ def check_file(rel, data, source, targets):
         problems.append("the source does not validate:\n    " + out.decode().strip().replace("\n", "\n    "))
     elif note and "generation" not in out.decode():
         problems.append("validate does not say the source is another generation: " + out.decode().strip())
+    _, canonical, _ = run(["--from", source, "--to", "canonical"], data)
     for target in targets:
         code, out, err = run(["--from", source, "--to", target], data)
         if code != 0:
             problems.append(f"to {target}: exited {code}: {err.strip()}")
             continue
+        # D -> canonical -> T writes what D -> T writes, ids derived from the input included.
+        _, through, _ = run(["--from", "canonical", "--to", target], canonical)
+        if through != out:
+            problems.append(f"to {target}: by way of canonical, other bytes than the direct translation")
         vcode, vout, _ = run(["validate", "--dialect", target], out)
         if vcode != 0:
             problems.append(f"to {target}: output does not validate:\n    " + vout.decode().strip().replace("\n", "\n    "))

@@ -113,7 +113,8 @@ impl<R: Input> Lines<R> {
             number: 0,
             max: max_line_bytes,
             hasher: match kind {
-                DigestKind::Sha256 => Hasher::Here(Sha256::new(), true),
+                DigestKind::Sha256 => Hasher::Here(Sha::default(), true),
+                DigestKind::Both => Hasher::Here(Sha { also: Some(Box::default()), ..Sha::default() }, true),
                 DigestKind::Distinct => Hasher::Fast(Box::default(), true),
             },
             current: Current::None,
@@ -146,6 +147,12 @@ impl<R: Input> Lines<R> {
     /// The digest of all bytes consumed so far (up to [`stop_hashing`](Self::stop_hashing), if
     /// called), as lowercase hex: 64 digits of SHA-256, or 32 of XXH3-128.
     pub fn digest(&self) -> String {
+        self.hasher.digest(&self.buf[self.hashed..self.start]).0
+    }
+
+    /// [`Lines::digest`], and with [`DigestKind::Both`] the XXH3-128 of the same bytes (32 hex
+    /// digits; `None` with the other kinds).
+    pub fn digests(&self) -> (String, Option<String>) {
         self.hasher.digest(&self.buf[self.hashed..self.start])
     }
 
@@ -324,6 +331,30 @@ pub enum DigestKind {
     /// XXH3-128: for ids that need only tell inputs apart (adal's derived session id). About
     /// six times as fast as SHA-256 here, so it is kept on the reading thread.
     Distinct,
+    /// Both: for canonical output, which states both digests of its source so that a later
+    /// step derives what a direct translation would ([`Lines::digests`]). The XXH3 is taken
+    /// beside the SHA-256, on its thread.
+    Both,
+}
+
+/// SHA-256, and for [`DigestKind::Both`] XXH3-128 of the same bytes.
+#[derive(Clone, Default)]
+struct Sha {
+    sha: Sha256,
+    also: Option<Box<xxhash_rust::xxh3::Xxh3>>,
+}
+
+impl Sha {
+    fn update(&mut self, bytes: &[u8]) {
+        self.sha.update(bytes);
+        if let Some(x) = &mut self.also {
+            x.update(bytes);
+        }
+    }
+
+    fn finish(&self) -> (String, Option<String>) {
+        (hex(&self.sha.clone().finalize()), self.also.as_ref().map(|x| format!("{:032x}", x.digest128())))
+    }
 }
 
 /// The input's digest in the making. SHA-256 costs a tenth of a translation's time, so once
@@ -331,10 +362,10 @@ pub enum DigestKind {
 /// of the buffer; a digest asked for waits for it to catch up. Same bytes, same digest.
 enum Hasher {
     /// Hashing here; `false` once frozen (no more input is hashed).
-    Here(Sha256, bool),
+    Here(Sha, bool),
     Thread(Box<Handoff>),
-    /// Stopped: the digest of what was hashed.
-    Frozen(String),
+    /// Stopped: the digests of what was hashed.
+    Frozen(String, Option<String>),
     /// XXH3-128, here; `false` once frozen.
     Fast(Box<xxhash_rust::xxh3::Xxh3>, bool),
 }
@@ -372,8 +403,8 @@ impl Handoff {
 
 enum Job {
     Bytes(Vec<u8>),
-    /// The digest of everything so far and these last bytes.
-    Digest(Vec<u8>, mpsc::Sender<String>),
+    /// The digests of everything so far and these last bytes.
+    Digest(Vec<u8>, mpsc::Sender<(String, Option<String>)>),
 }
 
 impl Hasher {
@@ -397,7 +428,7 @@ impl Hasher {
                             Job::Digest(b, reply) => {
                                 let mut h = moved.clone();
                                 h.update(&b);
-                                let _ = reply.send(hex(&h.finalize()));
+                                let _ = reply.send(h.finish());
                             }
                         }
                     }
@@ -422,22 +453,22 @@ impl Hasher {
                 t.batch.extend_from_slice(bytes);
                 if sent.is_err() || (t.batch.len() >= HASH_BATCH && t.send().is_err()) {
                     // The thread is gone (it cannot panic); the digest will say so.
-                    *self = Hasher::Frozen(String::new());
+                    *self = Hasher::Frozen(String::new(), None);
                 }
             }
             Hasher::Fast(h, true) => h.update(bytes),
-            Hasher::Here(_, false) | Hasher::Frozen(_) | Hasher::Fast(_, false) => {}
+            Hasher::Here(_, false) | Hasher::Frozen(..) | Hasher::Fast(_, false) => {}
         }
     }
 
-    fn digest(&self, pending: &[u8]) -> String {
+    fn digest(&self, pending: &[u8]) -> (String, Option<String>) {
         match self {
             Hasher::Here(h, live) => {
                 let mut h = h.clone();
                 if *live {
                     h.update(pending);
                 }
-                hex(&h.finalize())
+                h.finish()
             }
             Hasher::Thread(t) => {
                 let (reply, answer) = mpsc::channel();
@@ -445,17 +476,17 @@ impl Hasher {
                 last.extend_from_slice(&t.batch);
                 last.extend_from_slice(pending);
                 if t.jobs.send(Job::Digest(last, reply)).is_err() {
-                    return String::new();
+                    return (String::new(), None);
                 }
                 answer.recv().unwrap_or_default()
             }
-            Hasher::Frozen(d) => d.clone(),
+            Hasher::Frozen(d, x) => (d.clone(), x.clone()),
             Hasher::Fast(h, live) => {
                 let mut h = h.clone();
                 if *live {
                     h.update(pending);
                 }
-                format!("{:032x}", h.digest128())
+                (format!("{:032x}", h.digest128()), None)
             }
         }
     }
@@ -466,7 +497,10 @@ impl Hasher {
                 h.update(pending);
                 *live = false;
             }
-            Hasher::Thread(_) => *self = Hasher::Frozen(self.digest(pending)),
+            Hasher::Thread(_) => {
+                let (d, x) = self.digest(pending);
+                *self = Hasher::Frozen(d, x);
+            }
             Hasher::Fast(h, live @ true) => {
                 h.update(pending);
                 *live = false;

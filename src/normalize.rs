@@ -101,11 +101,36 @@ pub struct Context {
     pub source: Option<Dialect>,
     /// `input_digest` is the one a canonical source stated for the input it was made from.
     pub input_digest_stated: bool,
+    /// The digests of the whole input, both kinds, once known (before the terminal record):
+    /// what canonical output states on its terminal record, and what a canonical source
+    /// stated there for the input it was made from.
+    pub whole_input: Option<WholeDigests>,
+    /// The whole input's digests are the ones a canonical source stated.
+    pub whole_input_stated: bool,
     /// The source's lines are marked to be written as read (the target is the source's
     /// dialect: [`crate::dialect::Decoded::verbatim_wanted`]), so a line the source wrote comes
     /// as a record of its own, and an encoder writes none of the source's kind on its own
     /// account (wuu's `command_*` twin of a `tool_*` line).
     pub copying: bool,
+}
+
+/// The digests of a whole input: [`crate::framing::DigestKind::Both`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WholeDigests {
+    /// SHA-256, 64 lowercase hex digits.
+    pub sha256: String,
+    /// XXH3-128, 32 lowercase hex digits.
+    pub xxh3: String,
+}
+
+impl WholeDigests {
+    /// The one of the kind an encoder's ids are made from.
+    pub fn of_kind(&self, kind: crate::framing::DigestKind) -> &str {
+        match kind {
+            crate::framing::DigestKind::Distinct => &self.xxh3,
+            _ => &self.sha256,
+        }
+    }
 }
 
 impl Context {
@@ -235,6 +260,12 @@ impl Normalizer {
 
     pub fn set_input_digest(&mut self, digest: String) {
         self.ctx.input_digest = digest;
+    }
+
+    /// The whole input's digests: computed, or stated by a canonical source (`stated`).
+    pub fn set_whole_input(&mut self, whole: WholeDigests, stated: bool) {
+        self.ctx.whole_input = Some(whole);
+        self.ctx.whole_input_stated = stated;
     }
 
     pub fn terminal_done(&self) -> bool {

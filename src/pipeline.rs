@@ -14,8 +14,8 @@ use serde_json::Value;
 use crate::contract::{Finding, StreamCheck};
 use crate::dialect::{Decode, Decoded, Detector, Dialect, Encode, EncodeOptions, Sink, Sniff};
 use crate::event::Event;
-use crate::framing::{Frame, Input, Lines, DEFAULT_MAX_LINE_BYTES};
-use crate::normalize::Normalizer;
+use crate::framing::{DigestKind, Frame, Input, Lines, DEFAULT_MAX_LINE_BYTES};
+use crate::normalize::{Normalizer, WholeDigests};
 use crate::object::{NotObject, Object};
 use crate::report::{Fate, Report};
 
@@ -416,6 +416,7 @@ impl<'o, W: Write> Run<'o, W> {
         let mut sink = Sink { out: &mut self.out, report: &mut self.report, drain: Some(&mut drain), line };
         let mut fate: Option<Fate> = self.decoded.folded.then_some(Fate::Absorbed);
         let first = sink.report.translated + sink.report.passed_through + sink.report.dropped == 0;
+        let mut stated_whole = self.decoded.whole_input.take();
         for rec in self.decoded.records.drain(..) {
             if matches!(rec.event, Event::Extension { .. })
                 && rec.origin != self.opts.to
@@ -435,8 +436,10 @@ impl<'o, W: Write> Run<'o, W> {
                     Some(stated) => self.norm.set_stated_input_digest(stated),
                     None => self.norm.set_input_digest(lines.digest()),
                 }
-            } else if self.whole_digest && matches!(rec.event, Event::Terminal(_)) {
-                self.norm.set_input_digest(lines.digest());
+            }
+            if matches!(rec.event, Event::Terminal(_)) {
+                let kind = self.whole_digest.then(|| self.encoder.digest_kind());
+                Self::whole_input(&mut self.norm, &mut stated_whole, kind, lines);
             }
             if rec.origin != self.opts.to && self.opts.to != Dialect::Canonical && !rec.extra.is_empty() {
                 let (kind, shape) = (rec.event.kind(), rec.extra.shape());
@@ -474,6 +477,29 @@ impl<'o, W: Write> Run<'o, W> {
         None
     }
 
+    /// Before a terminal record: the whole input's digest, for a target that derives from it
+    /// (as the canonical source stated it for its own source, where it did, so that a second
+    /// step derives what a direct translation would), and both kinds for canonical output.
+    fn whole_input<R: Input>(
+        norm: &mut Normalizer,
+        stated: &mut Option<WholeDigests>,
+        whole: Option<DigestKind>,
+        lines: &Lines<R>,
+    ) {
+        if let Some(stated) = stated.take() {
+            if let Some(kind) = whole {
+                norm.set_input_digest(stated.of_kind(kind).to_string());
+            }
+            norm.set_whole_input(stated, true);
+        } else if whole.is_some() && !norm.context().whole_input_stated {
+            let (digest, xxh3) = lines.digests();
+            if let Some(xxh3) = xxh3 {
+                norm.set_whole_input(WholeDigests { sha256: digest.clone(), xxh3 }, false);
+            }
+            norm.set_input_digest(digest);
+        }
+    }
+
     /// A line the source dialect does not know but another dialect claims is not an unknown
     /// event of the source: it does not belong in this stream.
     fn foreign(&self) -> Option<String> {
@@ -501,9 +527,11 @@ impl<'o, W: Write> Run<'o, W> {
         diag: &mut dyn FnMut(Diagnostic),
         end: EndHook<'_>,
     ) {
-        if self.whole_digest || self.norm.context().input_digest.is_empty() {
+        if self.norm.context().input_digest.is_empty() {
             self.norm.set_input_digest(lines.digest());
         }
+        let kind = self.whole_digest.then(|| self.encoder.digest_kind());
+        Self::whole_input(&mut self.norm, &mut self.decoded.whole_input, kind, lines);
         for set in self.dropped_fields.drain(..) {
             for key in &set.keys {
                 self.report.dropped_fields_n(set.kind, key, set.count);

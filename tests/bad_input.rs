@@ -29,7 +29,7 @@ fn without_derived_ids(out: &str) -> Vec<serde_json::Value> {
     common::values(out)
         .into_iter()
         .map(|mut v| {
-            for key in ["session_id", "thread_id", "transcript_digest", "uuid", "input_digest"] {
+            for key in ["session_id", "thread_id", "transcript_digest", "uuid", "input_digest", "whole_input"] {
                 if v.get(key).is_some() {
                     v[key] = serde_json::Value::Null;
                 }

@@ -107,8 +107,12 @@ fn state_that_piles_up_is_let_go() {
         for &to in targets {
             let (a, b) = (peak(small.as_bytes(), from, to), peak(large.as_bytes(), from, to));
             // Four times the stream; the same tables, bounded (already full at the smaller size:
-            // a few thousand calls at most).
-            assert!(b < a + 128 * 1024, "{from} to {to}: {a} bytes held at most for 5000, {b} for 20000");
+            // a few thousand calls at most). Canonical output hashes the whole input on a thread
+            // of its own, fed batches of a quarter megabyte: how many are in flight at the peak
+            // depends on its timing (loom to canonical peaked between 0.96 and 1.08 MB for 5,000
+            // to 80,000 turns, not growing with them).
+            let slack = if to == Dialect::Canonical { 512 * 1024 } else { 128 * 1024 };
+            assert!(b < a + slack, "{from} to {to}: {a} bytes held at most for 5000, {b} for 20000");
             assert!(b < 16 << 20, "{from} to {to}: {b} bytes");
         }
     }

@@ -59,37 +59,58 @@ fn canonical_output_is_a_fixed_point() {
     }
 }
 
-/// A line without what agentgate derives from the whole input's bytes (which differ between a
-/// stream and its canonical form): loom's transcript digest, and the session id adal's
-/// `complete` is given where its source names none. (Ids derived from the input up to its first
-/// record come out the same: canonical states that digest, `input_digest`.)
-fn without_derived(mut v: serde_json::Value) -> serde_json::Value {
-    fn strip(v: &mut serde_json::Value) {
-        match v {
-            serde_json::Value::Object(o) => {
-                o.shift_remove("transcript_digest");
-                if o.get("type").is_some_and(|t| t == "complete") {
-                    o.shift_remove("session_id");
-                }
-                o.values_mut().for_each(strip);
-            }
-            serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
-            _ => {}
-        }
-    }
-    strip(&mut v);
-    v
-}
-
 #[test]
 fn through_canonical_to_another_dialect_gives_what_the_direct_translation_gives() {
     for case in common::cases().iter().filter(|c| c.dialect != Dialect::Canonical) {
         let canonical = common::translate(&case.input, case.dialect, Dialect::Canonical);
-        for target in Dialect::all().filter(|t| *t != Dialect::Canonical) {
+        for target in Dialect::targets().filter(|t| *t != Dialect::Canonical) {
             let direct = common::translate(&case.input, case.dialect, target);
             let through = common::translate(canonical.as_bytes(), Dialect::Canonical, target);
-            let values = |s: &str| common::values(s).into_iter().map(without_derived).collect::<Vec<_>>();
-            assert_eq!(values(&through), values(&direct), "{} to {target} through canonical", case.path.display());
+            // Bytes, ids derived from the input included: canonical states the digests they
+            // are made from (its first line's input_digest, its terminal's whole_input).
+            assert_eq!(through, direct, "{} to {target} through canonical", case.path.display());
         }
     }
+}
+
+#[test]
+fn canonical_states_the_digests_of_the_whole_source_on_its_terminal_record() {
+    use sha2::Digest;
+    for case in common::cases().iter().filter(|c| c.dialect != Dialect::Canonical) {
+        let canonical = common::translate(&case.input, case.dialect, Dialect::Canonical);
+        let last = common::values(&canonical).pop().unwrap();
+        assert_eq!(last["type"], "terminal", "{}", case.path.display());
+        let sha256: String = sha2::Sha256::digest(&case.input).iter().map(|b| format!("{b:02x}")).collect();
+        let xxh3 = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&case.input));
+        assert_eq!(
+            last["whole_input"],
+            serde_json::json!({ "sha256": sha256, "xxh3": xxh3 }),
+            "{}",
+            case.path.display()
+        );
+    }
+}
+
+#[test]
+fn what_a_target_derives_from_the_whole_input_comes_from_the_digests_canonical_states() {
+    let sha256 = "a".repeat(64);
+    let canonical = format!(
+        "{}\n{}{sha256}{}\n",
+        r#"{"v":1,"type":"final_answer","text":"done"}"#,
+        r#"{"v":1,"type":"terminal","outcome":"completed","exit_code":0,"final_text":"done","whole_input":{"sha256":""#,
+        r#"","xxh3":"0123456789abcdef0123456789abcdef"}}"#,
+    );
+    // loom's Session line: "transcript_digest ... the lowercase hex SHA-256".
+    let loom = common::values(&common::translate(canonical.as_bytes(), Dialect::Canonical, Dialect::Loom));
+    let session = loom.iter().find(|l| l["kind"] == "Session").expect("a Session line");
+    assert_eq!(session["transcript_digest"], sha256.as_str());
+    // adal's complete needs a session id and the stream names none: a UUID (version 8) made from
+    // the XXH3 digest, as a direct translation makes it from the input's.
+    let adal = common::values(&common::translate(canonical.as_bytes(), Dialect::Canonical, Dialect::Adal));
+    let complete = adal.last().unwrap();
+    assert_eq!(complete["type"], "complete");
+    assert_eq!(complete["session_id"], "01234567-89ab-8def-8123-456789abcdef");
+    // Canonical to canonical passes the stated digests on.
+    let again = common::values(&common::translate(canonical.as_bytes(), Dialect::Canonical, Dialect::Canonical));
+    assert_eq!(again.last().unwrap()["whole_input"]["sha256"], sha256.as_str());
 }

@@ -212,6 +212,10 @@ pub struct Decoded {
     /// from the input are derived from that, not from the canonical bytes, so that a second step
     /// makes up the same ids the first would have.
     pub input_digest: Option<String>,
+    /// The digests of the whole input a canonical stream was made from, as its terminal record
+    /// states them: what a target derives from the whole input (loom's `transcript_digest`)
+    /// comes from them (taken by the pipeline).
+    pub whole_input: Option<crate::normalize::WholeDigests>,
     /// `Some` when the target drops the members a record has no field for and only names them
     /// in the report (a target other than the source's dialect and canonical): the shapes of
     /// members whose keys the report's reader holds already. A decoder keeps members of one of

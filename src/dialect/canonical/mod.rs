@@ -61,6 +61,11 @@ impl Decode for Decoder {
         if let Some(Value::String(d)) = m.shift_remove("input_digest") {
             out.input_digest.get_or_insert(d);
         }
+        if let Some(Value::Object(mut w)) = m.shift_remove("whole_input") {
+            if let (Some(Value::String(sha256)), Some(Value::String(xxh3))) = (w.remove("sha256"), w.remove("xxh3")) {
+                out.whole_input = Some(crate::normalize::WholeDigests { sha256, xxh3 });
+            }
+        }
         let origin = match m.shift_remove("dialect") {
             Some(Value::String(d)) => d.parse().unwrap_or(Dialect::Canonical),
             _ => Dialect::Canonical,
@@ -290,6 +295,15 @@ impl Encode for Encoder {
         true
     }
 
+    /// For `whole_input` on the terminal record (a canonical source's is passed on as read).
+    fn needs_whole_digest(&self, ctx: &Context) -> bool {
+        ctx.source != Some(Dialect::Canonical)
+    }
+
+    fn digest_kind(&self) -> crate::framing::DigestKind {
+        crate::framing::DigestKind::Both
+    }
+
     fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
         if let (Event::Extension { line: Value::Object(line) }, Dialect::Canonical) = (&rec.event, rec.origin) {
             // A canonical line of a kind this version does not know goes back out as it came.
@@ -334,6 +348,14 @@ impl Encode for Encoder {
             out.extend_from_slice(b",\"input_digest\":\"");
             out.extend_from_slice(ctx.input_digest.as_bytes());
             out.push(b'"');
+        }
+        if let (Event::Terminal(_), Some(whole)) = (&rec.event, &ctx.whole_input) {
+            // What ids and digests made from the whole input are made from (mappings/canonical.json).
+            out.extend_from_slice(b",\"whole_input\":{\"sha256\":\"");
+            out.extend_from_slice(whole.sha256.as_bytes());
+            out.extend_from_slice(b"\",\"xxh3\":\"");
+            out.extend_from_slice(whole.xxh3.as_bytes());
+            out.extend_from_slice(b"\"}");
         }
         out.extend_from_slice(b"}\n");
         Fate::Written

@@ -453,7 +453,14 @@ impl<'o, W: Write> Run<'o, W> {
                             let held = self.dropped_fields.iter().find(|d| d.shape == shape);
                             held.map(|d| d.keys.clone()).unwrap_or_default()
                         } else {
-                            rec.extra.keys().map(Cow::into_owned).collect()
+                            // A line carried through canonical for its own dialect holds what
+                            // the record holds: not a member of the source's lost.
+                            let carried = match self.norm.context().source {
+                                Some(Dialect::Canonical) => rec.origin.carried_line_members(),
+                                _ => &[],
+                            };
+                            let lost = |k: &Cow<'_, str>| !carried.contains(&k.as_ref());
+                            rec.extra.keys().filter(lost).map(Cow::into_owned).collect()
                         };
                         if room {
                             if let Some(shapes) = &mut self.decoded.named_shapes {

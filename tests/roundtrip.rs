@@ -114,3 +114,23 @@ fn what_a_target_derives_from_the_whole_input_comes_from_the_digests_canonical_s
     let again = common::values(&common::translate(canonical.as_bytes(), Dialect::Canonical, Dialect::Canonical));
     assert_eq!(again.last().unwrap()["whole_input"]["sha256"], sha256.as_str());
 }
+
+#[test]
+fn the_report_through_canonical_names_the_fields_the_direct_translation_drops() {
+    use agentgate::{translate_bytes, Options};
+    for case in common::cases().iter().filter(|c| c.dialect != Dialect::Canonical) {
+        let (canonical, _, _) = translate_bytes(&case.input, &Options::new(Some(case.dialect), Dialect::Canonical));
+        for target in Dialect::all().filter(|t| *t != Dialect::Canonical && *t != case.dialect) {
+            let (_, direct, _) = translate_bytes(&case.input, &Options::new(Some(case.dialect), target));
+            let (_, through, _) = translate_bytes(&canonical, &Options::new(Some(Dialect::Canonical), target));
+            // The lines a dialect carries through canonical for itself (`line`) are no field of
+            // the source lost.
+            assert_eq!(
+                through.report.dropped_fields,
+                direct.report.dropped_fields,
+                "{} to {target} through canonical",
+                case.path.display()
+            );
+        }
+    }
+}

@@ -479,10 +479,77 @@ fn a_bash_calls_command_twins_come_back_from_wuu_to_itself_as_they_were() {
         "\n"
     );
     assert_eq!(common::translate(command_first.as_bytes(), Dialect::Wuu, Dialect::Wuu), command_first);
-    // From another dialect the twins are written from the tool_* lines.
+    // Through canonical, the same: the lines of a bash call are carried there whole.
+    let through = |text: &str| {
+        let canonical = common::translate(text.as_bytes(), Dialect::Wuu, Dialect::Canonical);
+        common::translate(canonical.as_bytes(), Dialect::Canonical, Dialect::Wuu)
+    };
+    assert_eq!(common::values(&through(&text)), lines);
+    assert_eq!(through(&bare), bare);
+    assert_eq!(through(command_first), command_first);
+    // And to another dialect the call is counted once (one call, its output once).
     let canonical = common::translate(text.as_bytes(), Dialect::Wuu, Dialect::Canonical);
-    let made = common::values(&common::translate(canonical.as_bytes(), Dialect::Canonical, Dialect::Wuu));
-    let started = made.iter().find(|l| l["type"] == "command_started").unwrap();
-    assert_eq!(started["command"], "npm test -- widget");
-    assert!(started.get("zz_unknown").is_none());
+    let localcode = common::values(&common::translate(canonical.as_bytes(), Dialect::Canonical, Dialect::Localcode));
+    let starts = localcode.iter().filter(|l| l["type"] == "tool_start").count();
+    assert_eq!(
+        starts,
+        common::values(&common::translate(text.as_bytes(), Dialect::Wuu, Dialect::Localcode))
+            .iter()
+            .filter(|l| l["type"] == "tool_start")
+            .count()
+    );
+    assert!(!common::translate(canonical.as_bytes(), Dialect::Canonical, Dialect::Localcode).contains("zz_unknown"));
+    // From another dialect the twins are written from the tool_* lines.
+    let from_localcode = common::translate(&fixture("localcode/success.jsonl"), Dialect::Localcode, Dialect::Wuu);
+    let made = common::values(&from_localcode);
+    let started = made.iter().find(|l| l["type"] == "command_started").expect("a bash call's twin");
+    let tool = made.iter().find(|l| l["type"] == "tool_started" && l["item_id"] == started["item_id"]).unwrap();
+    assert_eq!(started["arguments"], tool["arguments"]);
+}
+
+/// Through canonical, a twin's output delta is held once where it repeats the one before it
+/// (`repeats_delta`), and whole where it does not (wuu.md calls it "the same output as
+/// tool_output_delta"; a stream that differs still comes back as it was).
+#[test]
+fn a_twins_output_comes_back_through_canonical_whether_or_not_it_repeats() {
+    let stream = |twin_delta: &str, between: bool| {
+        let mut s = String::new();
+        s += r#"{"cwd":"","model":"m","provider":"p","thread_id":"t","type":"thread_started"}"#;
+        s += "\n";
+        s += r#"{"thread_id":"t","turn_id":"u","type":"turn_started"}"#;
+        s += "\n";
+        for item in ["i1", "i2"] {
+            s += &format!(
+                r#"{{"arguments":"{{\"command\":\"ls\"}}","item_id":"{item}","name":"bash","thread_id":"t","turn_id":"u","type":"tool_started"}}"#
+            );
+            s += "\n";
+            s += &format!(
+                r#"{{"arguments":"{{\"command\":\"ls\"}}","command":"ls","item_id":"{item}","name":"bash","thread_id":"t","turn_id":"u","type":"command_started"}}"#
+            );
+            s += "\n";
+        }
+        // Written as wuu writes (Go's encoder escapes <, > and &).
+        s += r#"{"delta":"a.txt \u003cb\u003e\n","item_id":"i1","thread_id":"t","turn_id":"u","type":"tool_output_delta"}"#;
+        s += "\n";
+        if between {
+            s += r#"{"delta":"other\n","item_id":"i2","thread_id":"t","turn_id":"u","type":"tool_output_delta"}"#;
+            s += "\n";
+        }
+        let go = json!(twin_delta).to_string().replace('<', "\\u003c").replace('>', "\\u003e");
+        s += &format!(r#"{{"delta":{go},"item_id":"i1","thread_id":"t","turn_id":"u","type":"command_output_delta"}}"#);
+        s += "\n";
+        s
+    };
+    for (twin, between, held_once) in
+        [("a.txt <b>\n", false, true), ("a.txt\n", false, false), ("a.txt <b>\n", true, false)]
+    {
+        let input = stream(twin, between);
+        let canonical = common::translate(input.as_bytes(), Dialect::Wuu, Dialect::Canonical);
+        assert_eq!(canonical.matches("a.txt").count(), if held_once { 1 } else { 2 }, "{canonical}");
+        let back = common::translate(canonical.as_bytes(), Dialect::Canonical, Dialect::Wuu);
+        let direct = common::translate(input.as_bytes(), Dialect::Wuu, Dialect::Wuu);
+        assert_eq!(back, direct, "twin delta {twin:?}");
+        let twin_out = common::values(&back).into_iter().find(|l| l["type"] == "command_output_delta").unwrap();
+        assert_eq!(twin_out["delta"], twin);
+    }
 }

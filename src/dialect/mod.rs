@@ -141,6 +141,21 @@ impl Dialect {
 /// copied stream): for that dialect's encoder to copy, and passed to no other.
 pub const CARRIED_LINE: &str = "carried_line";
 
+impl Dialect {
+    /// The extra members in which this dialect's records carry, in the canonical stream, the
+    /// line they were read from, for its encoder to write back: base-context's lines, wuu's
+    /// lines of a call to bash and claude-code's lines as `line`, codex's item lines as their
+    /// own `type` and `item` (and a turn's end its `usage` or `error`). They hold what the
+    /// record holds, so they name no member of the source that another target drops.
+    pub(crate) fn carried_line_members(self) -> &'static [&'static str] {
+        match self {
+            Dialect::BaseContext | Dialect::Wuu | Dialect::ClaudeCode => &["line"],
+            Dialect::Codex => &["type", "item", "usage", "error"],
+            _ => &[],
+        }
+    }
+}
+
 /// The decoder of a format agentgate only writes: it refuses the stream.
 struct WriteOnly;
 

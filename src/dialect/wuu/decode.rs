@@ -32,6 +32,8 @@ struct Item {
     /// A bash call, which the command family reports too: kept past its first end, for a twin
     /// that reports the call after the first family finished it.
     bash: bool,
+    /// The family that reported the call first.
+    first: Option<Family>,
 }
 
 pub struct Decoder {
@@ -42,6 +44,10 @@ pub struct Decoder {
     root_thread: Option<String>,
     /// Items started and not yet ended (bounded as the normalizer bounds open calls).
     items: IndexMap<String, Item>,
+    /// Carrying lines to canonical: the item of the last output delta that gave a record, and
+    /// the XXH3-128 of its `delta` as written, which its twin (next, as wuu writes them)
+    /// repeats.
+    last_delta: Option<(String, u128)>,
 }
 
 impl Decoder {
@@ -52,6 +58,7 @@ impl Decoder {
             turn_id: None,
             root_thread: None,
             items: IndexMap::new(),
+            last_delta: None,
         }
     }
 
@@ -108,6 +115,7 @@ impl Decoder {
             }
         };
         let entry = &mut self.items[i];
+        entry.first.get_or_insert(family);
         let again = match family {
             Family::Tool => std::mem::replace(&mut entry.tool, true),
             Family::Command => std::mem::replace(&mut entry.command, true),
@@ -116,8 +124,13 @@ impl Decoder {
             Step::Start if entry.done && again => {
                 // A family that finished this item starts it again: a new call under an id
                 // used before.
-                *entry =
-                    Item { tool: family == Family::Tool, command: family == Family::Command, bash, ..Item::default() };
+                *entry = Item {
+                    tool: family == Family::Tool,
+                    command: family == Family::Command,
+                    bash,
+                    first: Some(family),
+                    ..Item::default()
+                };
                 false
             }
             Step::Start => {
@@ -263,8 +276,84 @@ fn written_as_read(m: &Object<'_>, kind: &str, line_len: usize) -> bool {
     found == always.len()
 }
 
+/// The extra member of a carried twin whose `delta` (null in the line) is the output delta
+/// before it (`mappings/canonical.json`).
+pub(super) const REPEATS_DELTA: &str = "repeats_delta";
+
+impl Decoder {
+    /// Whether the line is a `command_*` line, or a `tool_*` line of a call to bash the
+    /// command family reported first: the lines a wuu target cannot write from the records
+    /// (asked only to carry lines to a canonical target).
+    fn of_the_command_family_or_after_it(&self, m: &Object<'_>) -> bool {
+        let Some(kind) = m.get_str("type") else { return false };
+        if kind.starts_with("command_") {
+            return true;
+        }
+        kind.starts_with("tool_")
+            && m.get_str("item_id")
+                .is_some_and(|item| self.items.get(item.as_ref()).is_some_and(|e| e.first == Some(Family::Command)))
+    }
+}
+
 impl Decode for Decoder {
+    /// To a canonical target, the lines of a call to bash that a wuu target cannot write from
+    /// the records are carried whole, for it to write back as they were: a twin (the second
+    /// family's line, which adds no record) as an extension record that only carries it
+    /// ([`crate::dialect::CARRIED_LINE`]), and a `command_*` line that reported the call first
+    /// as the extra member `line` of its record. (A wuu target writes no twins of its own for a
+    /// wuu source's records: they come carried, or the source had none.)
+    ///
+    /// A twin's output delta that repeats the output delta before it (as wuu's always do) is
+    /// carried with `delta` null and [`REPEATS_DELTA`] beside it: the output is in the canonical
+    /// stream once, as the call's output.
     fn decode(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
+        if !out.carry_lines {
+            return self.decode_line(m, out);
+        }
+        let delta = m.get_str("type").is_some_and(|k| k.ends_with("_output_delta"));
+        let carry = self.of_the_command_family_or_after_it(&m);
+        if !carry && !delta {
+            return self.decode_line(m, out);
+        }
+        // The delta as written (a twin written alike repeats it; one escaped otherwise is
+        // carried whole).
+        let said = delta.then(|| {
+            let text = match m.get("delta") {
+                Some(Member::Raw(raw, _)) => xxhash_rust::xxh3::xxh3_128(raw.as_bytes()),
+                _ => 0,
+            };
+            (m.get_str("item_id").unwrap_or_default().into_owned(), text)
+        });
+        let repeats = matches!((&said, &self.last_delta), (Some(a), Some(b)) if a == b && a.1 != 0);
+        if repeats && carry {
+            m.insert("delta", Value::Null);
+        }
+        let whole = carry.then(|| m.to_json());
+        let first = out.records.len();
+        self.decode_line(m, out)?;
+        if out.records.len() > first {
+            if let Some(said) = said {
+                self.last_delta = Some(said);
+            }
+            if let Some(whole) = whole {
+                out.records[first].extra.insert_json("line", &whole);
+            }
+        } else if let (true, Some(whole)) = (out.folded, whole) {
+            out.folded = false;
+            let line = serde_json::from_str(&whole).unwrap_or(Value::Null);
+            let mut rec = Record::new(Dialect::Wuu, Event::Extension { line });
+            rec.extra.insert(crate::dialect::CARRIED_LINE, Value::Bool(true));
+            if repeats {
+                rec.extra.insert(REPEATS_DELTA, Value::Bool(true));
+            }
+            out.push(rec);
+        }
+        Ok(())
+    }
+}
+
+impl Decoder {
+    fn decode_line(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
         let kind = take_type(&mut m)?;
         let own = |event: Event, extra: Extra| Record::with_extra(Dialect::Wuu, event, extra);
         if let Some(family) = match kind.as_ref() {

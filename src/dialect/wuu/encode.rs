@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::{ids, Ids};
 use crate::contract::Contract;
 use crate::dialect::{build_line, last_wins, refusal, write_sorted, Dialect, Encode, Record, Sink};
-use crate::event::{Arguments, Event, Outcome, Phase, Session, ToolStatus};
+use crate::event::{Arguments, Event, Outcome, Phase, Session, ToolResult, ToolStatus};
 use crate::extra::Extra;
 use crate::json::{write_line, Field, Layout};
 use crate::normalize::{make_room, Context};
@@ -23,6 +23,13 @@ pub struct Encoder {
     /// The source's lines are copied ([`Context::copying`]): its `command_*` twins come as
     /// records of their own.
     copying: bool,
+    /// The record is a wuu source's (copied, or read through canonical, which carries its
+    /// twins): its `command_*` twins come as records of their own, or the source had none, and
+    /// none are made.
+    own_twins: bool,
+    /// A wuu source read through canonical: the item and text of the last output record, which
+    /// a carried twin marked `repeats_delta` repeats.
+    last_output: Option<(String, String)>,
     configured: bool,
     thread_id: Option<String>,
     /// The open turn.
@@ -63,6 +70,8 @@ impl Encoder {
         Encoder {
             contract: Dialect::Wuu.contract(),
             copying: false,
+            own_twins: false,
+            last_output: None,
             configured: false,
             thread_id: None,
             turn_id: None,
@@ -125,6 +134,22 @@ impl Encoder {
         }
         same
     }
+}
+
+/// The wuu line a record carries through canonical (wuu's decoder carries some lines of a call
+/// to bash, `decode.rs`): its extra member `line`, or the line of an extension record marked
+/// [`crate::dialect::CARRIED_LINE`].
+fn carried_line(rec: &Record) -> Option<Value> {
+    if rec.extra.is_empty() || rec.extra.is_named() {
+        return None;
+    }
+    if rec.extra.contains_key(crate::dialect::CARRIED_LINE) {
+        return match &rec.event {
+            Event::Extension { line: line @ Value::Object(_) } => Some(line.clone()),
+            _ => None,
+        };
+    }
+    rec.extra.get("line").filter(Value::is_object)
 }
 
 impl Default for Encoder {
@@ -335,13 +360,52 @@ impl Encoder {
         command
     }
 
+    /// A line of a call to bash carried through canonical ([`carried_line`]): written as it
+    /// was, after the record's effects on the run (a turn opened, a message ended, the call
+    /// started or ended), and no twin is made for it (it comes carried, or not at all).
+    fn write_carried(&mut self, rec: &Record, ctx: &Context, mut line: Value, sink: &mut Sink<'_>) -> Fate {
+        if rec.extra.contains_key(super::decode::REPEATS_DELTA) {
+            if let (Some((item, text)), Some(o)) = (&self.last_output, line.as_object_mut()) {
+                if o.get("item_id").and_then(Value::as_str) == Some(item) {
+                    o.insert("delta".into(), Value::String(text.clone()));
+                }
+            }
+        }
+        if !matches!(rec.event, Event::Extension { .. }) {
+            self.ensure_turn(ctx, sink);
+            self.finish_message(sink);
+        }
+        match &rec.event {
+            Event::ToolCall(c) if &*c.name == "bash" => {
+                let item = c.id.as_deref().unwrap_or_default();
+                make_room(&mut self.bash, item);
+                self.bash.insert(item.to_string(), ());
+            }
+            Event::ToolOutput { id: Some(id), .. } => {
+                make_room(&mut self.streamed, id.as_str());
+                self.streamed.insert(id.clone(), None);
+            }
+            Event::ToolResult(ToolResult { id: Some(id), .. }) => {
+                self.streamed.shift_remove(id.as_str());
+                self.bash.shift_remove(id.as_str());
+            }
+            Event::ToolWithdrawn { id: Some(id) } => {
+                self.streamed.shift_remove(id.as_str());
+                self.bash.shift_remove(id.as_str());
+            }
+            _ => {}
+        }
+        write_line(sink.out, &line, Layout::Go);
+        Fate::Written
+    }
+
     /// A `tool_*` line, and its `command_*` twin for a call to bash: `fields` sorted by key
     /// (see [`Encoder::emit_sorted`]).
     fn tool(&self, sink: &mut Sink<'_>, step: Step, item: &str, fields: &[(&str, Field<'_>)], extra: Option<&Extra>) {
         let id = [("item_id", Field::Str(item))];
         self.emit_sorted_with(sink, step.0, fields, &id, extra);
-        // Copying a wuu stream, the twin comes as the source wrote it (or not at all).
-        if self.bash.contains_key(item) && !self.copying {
+        // From a wuu stream, the twin comes as the source wrote it (or not at all).
+        if self.bash.contains_key(item) && !self.own_twins {
             self.emit_sorted_with(sink, step.1, fields, &id, None);
         }
     }
@@ -383,7 +447,7 @@ impl Encoder {
         // The command family adds the command and process id when the arguments hold them.
         make_room(&mut self.bash, item);
         self.bash.insert(item.to_string(), ());
-        if self.copying {
+        if self.own_twins {
             // The source's own twin follows, as it wrote it.
             return;
         }
@@ -433,6 +497,15 @@ impl Encode for Encoder {
         let own = rec.origin == Dialect::Wuu;
         self.from_wuu.get_or_insert(own);
         self.copying = ctx.copying && own;
+        self.own_twins = own && (ctx.copying || ctx.source == Some(Dialect::Canonical));
+        if own && !self.copying && ctx.source == Some(Dialect::Canonical) {
+            if let Event::ToolOutput { id: Some(id), text, .. } = &rec.event {
+                self.last_output = Some((id.to_string(), text.as_str().into_owned()));
+            }
+            if let Some(line) = carried_line(rec) {
+                return self.write_carried(rec, ctx, line, sink);
+            }
+        }
         if self.copying
             && matches!(
                 rec.event,

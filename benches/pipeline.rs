@@ -17,8 +17,8 @@ use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criteri
 
 use agentgate::dialect::{Decoded, Dialect, EncodeOptions, Record, Sink};
 use agentgate::framing::{Frame, Lines};
+use agentgate::json::object::Object;
 use agentgate::normalize::Normalizer;
-use agentgate::object::Object;
 use agentgate::report::Report;
 use agentgate::{translate_bytes, Options};
 

@@ -7,16 +7,15 @@
 //! the same data, so code, docs and tests cannot drift apart.
 
 use std::collections::HashSet;
-use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::OnceLock;
 
 use indexmap::IndexMap;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::event::Outcome;
-use crate::object::{Member, Object};
+pub use crate::json::hash::{Fnv, FnvBuild, Seen};
+use crate::json::object::{Member, Object};
+use crate::model::Outcome;
 
 /// The JSON type a field must have on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -63,33 +62,6 @@ pub struct Field {
     /// Where among a line's members this field was found last: looked at first next time.
     #[serde(skip)]
     pub seen_at: Seen,
-}
-
-/// A position among a line's members, remembered across lines: a dialect writes the members of
-/// a kind in one order, so a field is nearly always where it was in the line before. Looking
-/// there first makes finding a field one comparison that succeeds, where a search through the
-/// members compared it with each before it and left the processor guessing where the search
-/// stops (the line's order differs from the contract's). Only a hint: any value is safe, and
-/// threads checking lines at once may overwrite each other's.
-#[derive(Debug, Default)]
-pub struct Seen(AtomicU8);
-
-impl Seen {
-    pub fn get(&self) -> usize {
-        usize::from(self.0.load(Ordering::Relaxed))
-    }
-
-    pub fn set(&self, at: usize) {
-        if let Ok(at) = u8::try_from(at) {
-            self.0.store(at, Ordering::Relaxed);
-        }
-    }
-}
-
-impl Clone for Seen {
-    fn clone(&self) -> Self {
-        Seen(AtomicU8::new(self.0.load(Ordering::Relaxed)))
-    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -300,30 +272,6 @@ pub struct Contract {
 /// resistance to chosen keys these tables do not need and whose cost they do not want.
 pub type Table<V> = IndexMap<String, V, FnvBuild>;
 
-/// Builds [`Fnv`] hashers, for a map of short keys that cannot grow without bound.
-pub type FnvBuild = BuildHasherDefault<Fnv>;
-
-/// FNV-1a, 64-bit.
-pub struct Fnv(u64);
-
-impl Default for Fnv {
-    fn default() -> Self {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Hasher for Fnv {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
 fn type_field() -> String {
     "type".into()
 }
@@ -356,7 +304,7 @@ impl Contract {
     /// an encoder placing a record's extra members): a contract has a dozen kinds or so, and
     /// comparing lengths first finds one in fewer steps than hashing its name.
     pub fn kind(&self, kind: &str) -> Option<&Kind> {
-        let at = self.kinds.keys().position(|k| crate::object::same_key(k.as_bytes(), kind.as_bytes()))?;
+        let at = self.kinds.keys().position(|k| crate::json::object::same_key(k.as_bytes(), kind.as_bytes()))?;
         self.kinds.get_index(at).map(|(_, spec)| spec)
     }
 

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agentgate::dialect::EncodeOptions;
-use agentgate::event::{Outcome, Terminal};
+use agentgate::model::{Outcome, Terminal};
 use agentgate::pipeline::translate_ending;
 use agentgate::{Dialect, Options};
 

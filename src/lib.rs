@@ -5,7 +5,9 @@
 //! bytes ─▶ framing ─▶ Decoder<dialect> ─▶ canonical Event ─▶ Normalizer ─▶ Encoder<dialect> ─▶ bytes
 //! ```
 //!
-//! - [`event`]: the canonical model; it knows no dialect.
+//! - [`json`]: the fast JSON layer (lines read as raw members, strings kept escaped, each
+//!   agent's writer's layout); it imports nothing else of the crate.
+//! - [`model`]: the canonical model, on [`json`] alone; it knows no dialect.
 //! - [`dialect`]: the registry and one folder per dialect, decoder and encoder side by side.
 //! - [`normalize`]: the usage ledger, id synthesis, outcome and terminal handling.
 //! - [`contract`]: the dialects' contracts, embedded from `mappings/`.
@@ -61,24 +63,20 @@
 //!
 //! let localcode = br#"{"type": "result", "status": "ok", "exit_code": 0, "reason": "completed", "final_text": "ok", "tokens": {"prompt": 12, "completion": 3, "total": 15}}"#;
 //! let run = summarize(&localcode[..], "run.jsonl", None, false);
-//! assert_eq!(run.outcome, Some(agentgate::event::Outcome::Completed));
+//! assert_eq!(run.outcome, Some(agentgate::model::Outcome::Completed));
 //! assert_eq!((run.tokens.input, run.tokens.output), (Some(12), Some(3)));
 //! ```
 
 pub mod contract;
 pub mod dialect;
-pub mod event;
-pub mod extra;
 pub mod framing;
 pub mod json;
+pub mod model;
 pub mod normalize;
-pub mod object;
 pub mod pipeline;
 pub mod readahead;
 pub mod report;
-mod scan;
 pub mod summary;
-pub mod text;
 
 pub use dialect::Dialect;
 pub use pipeline::{one_line, translate, translate_bytes, Diagnostic, Options, Stop, Summary};

@@ -17,7 +17,7 @@ use indexmap::{Equivalent, IndexMap};
 
 use crate::contract::FnvBuild;
 use crate::dialect::{Dialect, Encode, Record, Sink};
-use crate::event::{
+use crate::model::{
     Arguments, Basis, Event, Name, Outcome, Scope, Terminal, Text, Tokens, ToolCall, ToolResult, ToolStatus, Usage,
 };
 use crate::report::Fate;
@@ -791,14 +791,14 @@ mod tests {
     #[test]
     fn results_are_matched_by_id_not_by_arrival_order() {
         let call = |id: &str, name: &str| {
-            Event::ToolCall(crate::event::ToolCall { id: Some(id.into()), name: name.into(), ..Default::default() })
+            Event::ToolCall(crate::model::ToolCall { id: Some(id.into()), name: name.into(), ..Default::default() })
         };
         let result = |id: &str| {
-            Event::ToolResult(crate::event::ToolResult {
+            Event::ToolResult(crate::model::ToolResult {
                 id: Some(id.into()),
                 index: None,
                 name: None,
-                status: crate::event::ToolStatus::Completed,
+                status: crate::model::ToolStatus::Completed,
                 output: None,
                 error: None,
                 arguments: Arguments::default(),
@@ -812,18 +812,18 @@ mod tests {
     #[test]
     fn calls_without_ids_get_deterministic_ones_and_results_match_by_index() {
         let call = |i: u64| {
-            Event::ToolCall(crate::event::ToolCall {
+            Event::ToolCall(crate::model::ToolCall {
                 index: Some(i),
                 name: format!("t{i}").into(),
                 ..Default::default()
             })
         };
         let result = |i: u64| {
-            Event::ToolResult(crate::event::ToolResult {
+            Event::ToolResult(crate::model::ToolResult {
                 id: None,
                 index: Some(i),
                 name: None,
-                status: crate::event::ToolStatus::Completed,
+                status: crate::model::ToolStatus::Completed,
                 output: None,
                 error: None,
                 arguments: Arguments::default(),
@@ -902,7 +902,7 @@ mod bounded {
         let mut sink = Sink::new(&mut out, &mut report);
         for i in 0..(MAX_OPEN_CALLS * 3) {
             let call =
-                crate::event::ToolCall { id: Some(format!("c{i}").into()), name: "x".into(), ..Default::default() };
+                crate::model::ToolCall { id: Some(format!("c{i}").into()), name: "x".into(), ..Default::default() };
             n.process(Record::new(Dialect::Canonical, Event::ToolCall(call)), &mut Nothing, &mut sink);
         }
         assert!(n.open.len() <= MAX_OPEN_CALLS);

@@ -13,10 +13,10 @@ use serde_json::Value;
 
 use crate::contract::{Finding, StreamCheck};
 use crate::dialect::{Decode, Decoded, Detector, Dialect, Encode, EncodeOptions, Sink, Sniff};
-use crate::event::Event;
 use crate::framing::{DigestKind, Frame, Input, Lines, DEFAULT_MAX_LINE_BYTES};
+use crate::json::object::{NotObject, Object};
+use crate::model::Event;
 use crate::normalize::{Normalizer, WholeDigests};
-use crate::object::{NotObject, Object};
 use crate::report::{Fate, Report};
 
 /// How many lines auto-detection may look at before it gives up.
@@ -58,7 +58,7 @@ pub struct Summary {
     /// Why the stream was not read to its end: a fatal line, `--strict`, undetectable input.
     pub stopped: Option<Stop>,
     /// The run's outcome, as its terminal record says.
-    pub outcome: Option<crate::event::Outcome>,
+    pub outcome: Option<crate::model::Outcome>,
     /// Whether the input had its own terminal record (else agentgate made one).
     pub terminal_in_stream: bool,
 }
@@ -136,7 +136,7 @@ pub fn translate<R: Input, W: Write>(
 
 /// Asked at the end of input, when the stream had no terminal record of its own: how the run
 /// ended, as something outside the stream knows it (the agent's exit status, say).
-pub type EndHook<'a> = &'a mut dyn FnMut() -> Option<crate::event::Terminal>;
+pub type EndHook<'a> = &'a mut dyn FnMut() -> Option<crate::model::Terminal>;
 
 /// Translates one stream into whatever `encoder` makes of it (a dialect's encoder, or one that
 /// only gathers figures, as `summary` does): the same decoders, ledger and terminal handling.
@@ -287,7 +287,7 @@ struct Run<'o, W> {
     /// record.
     whole_digest: bool,
     /// Members of source lines the target cannot carry, counted here by the kind of record and
-    /// the [shape](crate::extra::Extra::shape) of its extra members, and added to the report
+    /// the [shape](crate::model::Extra::shape) of its extra members, and added to the report
     /// at the end by name: a stream has a few such sets, met on every line, and a short list
     /// finds them faster than reading the names of each record's members.
     dropped_fields: Vec<DroppedSet>,
@@ -391,13 +391,13 @@ impl<'o, W: Write> Run<'o, W> {
             return None;
         };
         self.decoded.clear();
-        crate::object::take_trouble();
+        crate::json::object::take_trouble();
         self.decoded.line_len = line.len();
         if let Err(e) = decoder.decode(m, &mut self.decoded) {
             let d = bad(&mut self.report, diag, e.message);
             return if e.fatal { Some(Stop::Fatal(d)) } else { self.opts.strict.then_some(Stop::Strict(d)) };
         }
-        if let Some(why) = crate::object::take_trouble() {
+        if let Some(why) = crate::json::object::take_trouble() {
             // A member the decoder read could not be held (it came out as null): the line is
             // refused, as a line that does not parse is.
             self.decoded.clear();

@@ -4,7 +4,7 @@
 mod common;
 
 use agentgate::contract::{check_stream, contract};
-use agentgate::event::Outcome;
+use agentgate::model::Outcome;
 use agentgate::Dialect;
 use strum::IntoEnumIterator;
 

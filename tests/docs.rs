@@ -1,6 +1,6 @@
 //! The README's outcome table says what the contracts say.
 
-use agentgate::event::Outcome;
+use agentgate::model::Outcome;
 use agentgate::Dialect;
 use strum::IntoEnumIterator;
 

@@ -1,6 +1,6 @@
 //! The dialect registry: one enum, one `match` per operation. Each dialect lives in its own
 //! folder with its decoder and encoder side by side; they meet only in the canonical model
-//! ([`crate::event`]). Adding a dialect touches its folder, this file and its contract in
+//! ([`crate::model`]). Adding a dialect touches its folder, this file and its contract in
 //! `mappings/`.
 
 use std::borrow::Cow;
@@ -8,11 +8,11 @@ use std::borrow::Cow;
 use serde_json::{Map, Value};
 use strum::IntoEnumIterator;
 
-use crate::event::Event;
-use crate::extra::Extra;
+use crate::json::object::Object;
 use crate::json::Field;
+use crate::model::Event;
+use crate::model::Extra;
 use crate::normalize::Context;
-use crate::object::Object;
 use crate::report::{Fate, Report};
 
 pub mod adal;
@@ -584,7 +584,7 @@ pub(crate) fn refusal_why(reason: Option<&str>) -> &str {
 
 /// What a tool result writes as the call's output: its own, else the output streamed for the
 /// call, else its error; else nothing.
-pub(crate) fn tool_output<'a>(r: &'a crate::event::ToolResult, ctx: &'a Context) -> Field<'a> {
+pub(crate) fn tool_output<'a>(r: &'a crate::model::ToolResult, ctx: &'a Context) -> Field<'a> {
     match (&r.output, &ctx.call.output, &r.error) {
         (Some(t), _, _) | (None, Some(t), _) => Field::Text(t),
         (None, None, Some(s)) => Field::Str(s),
@@ -766,8 +766,8 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+    use crate::json::text::Text;
     use crate::json::Layout;
-    use crate::text::Text;
 
     /// A field value of each way an encoder writes one, with text that needs escapes in some.
     fn field(pick: usize, text: &str) -> Field<'_> {

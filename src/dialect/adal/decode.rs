@@ -2,8 +2,8 @@ use serde_json::Value;
 
 use crate::contract::Contract;
 use crate::dialect::{take_type, Decode, Decoded, Dialect, LineError, Record};
-use crate::event::{Arguments, Denial, Event, Outcome, Terminal, ToolCall, ToolResult, ToolStatus};
-use crate::object::Object;
+use crate::json::object::Object;
+use crate::model::{Arguments, Denial, Event, Outcome, Terminal, ToolCall, ToolResult, ToolStatus};
 
 pub struct Decoder {
     contract: &'static Contract,

@@ -2,9 +2,9 @@ use serde_json::{json, Value};
 
 use crate::contract::Contract;
 use crate::dialect::{tool_output, write_in_order, Dialect, Encode, Record, Sink};
-use crate::event::{Arguments, Event, Outcome, Terminal, ToolStatus};
-use crate::extra::Extra;
 use crate::json::{write_line, Field, Layout};
+use crate::model::Extra;
+use crate::model::{Arguments, Event, Outcome, Terminal, ToolStatus};
 use crate::normalize::Context;
 use crate::report::Fate;
 

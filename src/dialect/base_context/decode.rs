@@ -1,4 +1,4 @@
-use crate::event::Name;
+use crate::model::Name;
 use std::borrow::Cow;
 use std::collections::HashSet;
 
@@ -7,13 +7,13 @@ use serde_json::{Map, Value};
 use super::copy::Copied;
 use super::{content_kept, content_text, MESSAGE_MEMBERS};
 use crate::dialect::{take_type, whole_line, Decode, Decoded, Dialect, LineError, Record};
-use crate::event::{
+use crate::json::object::{Member, Object};
+use crate::json::text::AsIs;
+use crate::model::Extra;
+use crate::model::{
     Arguments, Basis, Event, Outcome, Phase, Scope, Session, Terminal, Text, Tokens, ToolCall, ToolDraft, ToolResult,
     ToolStatus, Usage,
 };
-use crate::extra::Extra;
-use crate::object::{Member, Object};
-use crate::text::AsIs;
 
 /// The members of a member that is an object, read without building a tree for them; `None`
 /// when it is no object.
@@ -156,7 +156,7 @@ fn content_is_list(m: &Member<'_>) -> bool {
 /// rest of the message (which holds everything streamed so far).
 fn block_of(partial: Member<'_>, i: usize) -> Option<Object<'_>> {
     match member_of(partial, "content")? {
-        Member::Raw(raw, _) => object_of(Member::Raw(crate::scan::array_vouched(raw)?.get(i)?, AsIs::UNKNOWN)),
+        Member::Raw(raw, _) => object_of(Member::Raw(crate::json::scan::array_vouched(raw)?.get(i)?, AsIs::UNKNOWN)),
         Member::Value(v) => match *v {
             Value::Array(mut blocks) if i < blocks.len() => object_of(Member::value(blocks.swap_remove(i))),
             _ => None,

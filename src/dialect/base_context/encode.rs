@@ -4,9 +4,9 @@ use indexmap::IndexMap;
 use serde_json::{json, Map, Value};
 
 use crate::dialect::{refusal, Dialect, Encode, EncodeOptions, Record, Sink, SPILL_BLOCK};
-use crate::event::{Arguments, Basis, Event, Outcome, Phase, Scope, Terminal, Text, Tokens, ToolStatus};
-use crate::extra::Extra;
 use crate::json::{write_line, write_str, write_u64, write_value, Layout};
+use crate::model::Extra;
+use crate::model::{Arguments, Basis, Event, Outcome, Phase, Scope, Terminal, Text, Tokens, ToolStatus};
 use crate::normalize::{make_room, Context};
 use crate::report::Fate;
 

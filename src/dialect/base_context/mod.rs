@@ -22,8 +22,8 @@ pub use encode::Encoder;
 use serde_json::{Map, Value};
 
 use crate::dialect::{own_kind, Dialect, Sniff};
-use crate::event::Text;
-use crate::object::{Member, Object};
+use crate::json::object::{Member, Object};
+use crate::model::Text;
 
 /// The members of an assistant message that the canonical model holds: what the decoder does
 /// not keep as the message's own, and what the encoder writes of every message.

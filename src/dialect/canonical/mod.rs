@@ -9,17 +9,17 @@
 //! it whole.
 //! The last line is `terminal`, with the run's outcome and totals.
 
-use crate::event::Name;
+use crate::model::Name;
 use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
 use crate::dialect::{check_record, take_type, Decode, Decoded, Dialect, Encode, LineError, Record, Sink, Sniff};
-use crate::event::{Arguments, Basis, Event, Scope, Text, Tokens, ToolCall, ToolResult, Usage};
-use crate::extra::Extra;
+use crate::json::object::{Member, Object};
 use crate::json::{write_line, write_serialize, write_str, write_u64, Layout};
+use crate::model::Extra;
+use crate::model::{Arguments, Basis, Event, Scope, Text, Tokens, ToolCall, ToolResult, Usage};
 use crate::normalize::Context;
-use crate::object::{Member, Object};
 use crate::report::Fate;
 
 /// The format version written, and the only one read.
@@ -72,7 +72,7 @@ impl Decode for Decoder {
         };
         let extra = match m.remove("extra") {
             // The members as written: their text, where it is serde_json's own.
-            Some(Member::Raw(r, _)) if r.starts_with('{') && crate::scan::compact_json(r) && r != "{}" => {
+            Some(Member::Raw(r, _)) if r.starts_with('{') && crate::json::scan::compact_json(r) && r != "{}" => {
                 Extra::from_json(r)
             }
             Some(x) => match x.into_value() {

@@ -7,11 +7,11 @@ use indexmap::IndexMap;
 use serde_json::{Map, Value};
 
 use crate::dialect::{take_type, Decode, Decoded, Dialect, LineError, Record};
-use crate::event::{
+use crate::json::object::Object;
+use crate::model::{
     Arguments, Basis, Denial, Event, Outcome, Scope, Session, Terminal, Tokens, ToolCall, ToolResult, ToolStatus, Usage,
 };
 use crate::normalize::make_room;
-use crate::object::Object;
 
 /// The `result` lines read so far, folded (claude-code.md, Several results).
 #[derive(Default)]

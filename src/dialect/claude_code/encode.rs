@@ -8,8 +8,8 @@
 use serde_json::{json, Map, Value};
 
 use crate::dialect::{Dialect, Encode, Record, Sink};
-use crate::event::{Arguments, Event, Outcome, Terminal, ToolStatus};
 use crate::json::{write_line, Layout};
+use crate::model::{Arguments, Event, Outcome, Terminal, ToolStatus};
 use crate::normalize::{make_room, Context};
 use crate::report::Fate;
 
@@ -97,7 +97,7 @@ fn put(sink: &mut Sink<'_>, line: Value) {
 }
 
 /// Claude's `input_tokens` excludes the cache figures canonical input includes.
-fn usage_of(t: &crate::event::Tokens) -> Value {
+fn usage_of(t: &crate::model::Tokens) -> Value {
     let read = t.cache_read.unwrap_or(0);
     let write = t.cache_write.unwrap_or(0);
     json!({

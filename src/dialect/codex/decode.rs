@@ -8,11 +8,11 @@ use serde_json::{json, Map, Value};
 
 use super::COMMAND;
 use crate::dialect::{take_type, Decode, Decoded, Dialect, LineError, Record};
-use crate::event::{
+use crate::json::object::Object;
+use crate::model::{
     Arguments, Basis, Event, Outcome, Scope, Session, Terminal, Tokens, ToolCall, ToolResult, ToolStatus, Usage,
 };
 use crate::normalize::make_room;
-use crate::object::Object;
 
 /// How the last turn of the input ended.
 #[derive(Debug, Clone, PartialEq)]

@@ -11,8 +11,8 @@ use serde_json::{json, Map, Value};
 
 use super::COMMAND;
 use crate::dialect::{Dialect, Encode, Record, Sink};
-use crate::event::{Arguments, Event, Outcome, Terminal, ToolStatus};
 use crate::json::{write_line, Layout};
+use crate::model::{Arguments, Event, Outcome, Terminal, ToolStatus};
 use crate::normalize::{make_room, Context};
 use crate::report::Fate;
 

@@ -2,12 +2,12 @@ use serde_json::Value;
 
 use crate::contract::Contract;
 use crate::dialect::{take_count_noted, take_type, Decode, Decoded, Dialect, LineError, Record};
-use crate::event::{
+use crate::json::char_len;
+use crate::json::object::Object;
+use crate::model::{
     Arguments, Basis, Event, Outcome, Scope, Session, Terminal, Tokens, ToolCall, ToolDraft, ToolResult, ToolStatus,
     Usage,
 };
-use crate::json::char_len;
-use crate::object::Object;
 
 pub struct Decoder {
     contract: &'static Contract,

@@ -4,8 +4,8 @@ use serde_json::{Map, Value};
 
 use crate::contract::Contract;
 use crate::dialect::{refusal_why, tool_output, write_in_order, Dialect, Encode, Record, Sink};
-use crate::event::{Arguments, Basis, Event, ToolStatus};
 use crate::json::{char_len, cut_chars, split_chars, write_line, Field, Layout};
+use crate::model::{Arguments, Basis, Event, ToolStatus};
 use crate::normalize::Context;
 use crate::report::Fate;
 
@@ -78,7 +78,7 @@ impl Encoder {
     }
 
     /// [`Encoder::fit`] for a field that may be a text kept as read: cut on its kept form
-    /// ([`crate::text::Text::cut`]), and written as it is when within the limit.
+    /// ([`crate::json::text::Text::cut`]), and written as it is when within the limit.
     fn fit_field<'a>(&self, kind: &str, field: &str, text: Field<'a>, sink: &mut Sink<'_>) -> Field<'a> {
         match text {
             Field::Text(t) => match t.cut(self.limit(kind, field)) {

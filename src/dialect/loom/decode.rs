@@ -5,9 +5,9 @@ use super::SCHEMA_VERSION;
 use crate::dialect::{
     check_record, kind_of, not_a_count, take_count_noted, Decode, Decoded, Dialect, LineError, Record,
 };
-use crate::event::{Arguments, Basis, Event, Outcome, Scope, Summary, SummaryCall, Terminal, Tokens, ToolCall, Usage};
+use crate::json::object::{plain_u64, sorts_after, Member, Object};
 use crate::json::{raw_in_layout, Layout};
-use crate::object::{plain_u64, sorts_after, Member, Object};
+use crate::model::{Arguments, Basis, Event, Outcome, Scope, Summary, SummaryCall, Terminal, Tokens, ToolCall, Usage};
 
 #[derive(Default)]
 pub struct Decoder;
@@ -32,7 +32,7 @@ const COUNTS: [&str; 6] = [
 const VERSION_TEXT: &str = "1";
 const _: () = assert!(SCHEMA_VERSION == 1, "VERSION_TEXT is the schema version's digits");
 
-/// Puts what a member gave into `slot` where it was taken (see [`crate::object::Member::str_taken`]):
+/// Puts what a member gave into `slot` where it was taken (see [`crate::json::object::Member::str_taken`]):
 /// whether it was.
 fn put<T>(taken: Option<Option<T>>, slot: &mut Option<T>) -> bool {
     taken.map(|t| *slot = t).is_some()
@@ -314,7 +314,7 @@ impl Decode for Decoder {
         }
         // A record to be copied out as read is never written from its members (only loom's
         // encoder is given it, and it copies the line), so its extra members are not kept.
-        let extra = if verbatim { crate::extra::Extra::new() } else { out.extra(m) };
+        let extra = if verbatim { crate::model::Extra::new() } else { out.extra(m) };
         out.push(Record { event, origin: Dialect::Loom, extra, verbatim });
         Ok(())
     }

@@ -6,9 +6,9 @@ use serde_json::{Map, Value};
 use super::{other_stop, SCHEMA_VERSION};
 use crate::contract::Contract;
 use crate::dialect::{build_line, last_wins, write_sorted, Dialect, Encode, Record, Sink};
-use crate::event::{Basis, Event, Outcome, Scope, Summary, Terminal, Tokens, ToolStatus};
-use crate::extra::Extra;
 use crate::json::{write_line, write_str, Field, Layout};
+use crate::model::Extra;
+use crate::model::{Basis, Event, Outcome, Scope, Summary, Terminal, Tokens, ToolStatus};
 use crate::normalize::Context;
 use crate::report::Fate;
 
@@ -328,7 +328,7 @@ fn opt<T: Into<Value>>(fields: &mut Vec<(&'static str, Value)>, key: &'static st
     }
 }
 
-fn turn_number(id: &Option<crate::event::Name>) -> Option<Field<'_>> {
+fn turn_number(id: &Option<crate::model::Name>) -> Option<Field<'_>> {
     let id = id.as_ref()?;
     Some(id.parse::<u64>().map_or(Field::Str(id), Field::Int))
 }
@@ -641,7 +641,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::object::Object;
+    use crate::json::object::Object;
     use crate::report::Report;
 
     #[test]
@@ -722,7 +722,7 @@ mod tests {
             count in prop::option::of(0u64..u64::MAX),
         ) {
             let extra = Object::parse(&json).unwrap().unwrap().into_extra();
-            let turn = turn.map(crate::event::Name::from);
+            let turn = turn.map(crate::model::Name::from);
             let turn = || turn_number(&turn);
             let text_or = |d: &'static str| Field::Str(text.unwrap_or(d));
             let cases: Vec<(&str, Vec<(&'static str, Field<'_>)>)> = vec![

@@ -30,7 +30,7 @@ pub const SCHEMA_VERSION: u64 = 1;
 /// A stop reason loom lists (the contract's decode table) other than Completed and
 /// ApprovalRequired: a run that stopped for it is incomplete, with exit status 3.
 pub fn other_stop(reason: &str) -> bool {
-    crate::Dialect::Loom.contract().decode_outcome("stop_reason", reason) == Some(crate::event::Outcome::Incomplete)
+    crate::Dialect::Loom.contract().decode_outcome("stop_reason", reason) == Some(crate::model::Outcome::Incomplete)
 }
 
 pub fn sniff(line: &Map<String, Value>) -> Sniff {

@@ -25,8 +25,8 @@ use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::dialect::{Dialect, Encode, EncodeOptions, Record, Sink};
-use crate::event::{Basis, Event, Outcome, Scope, Tokens, ToolStatus};
 use crate::json::{write_line, Layout};
+use crate::model::{Basis, Event, Outcome, Scope, Tokens, ToolStatus};
 use crate::normalize::{make_room, Context};
 use crate::report::Fate;
 
@@ -253,7 +253,7 @@ impl Encoder {
         vec![run]
     }
 
-    fn finish(&mut self, t: &crate::event::Terminal, ctx: &Context, sink: &mut Sink<'_>) {
+    fn finish(&mut self, t: &crate::model::Terminal, ctx: &Context, sink: &mut Sink<'_>) {
         let end = self.now();
         self.model(t.model.as_deref());
         if self.conversation.is_none() {

@@ -1,17 +1,17 @@
-use crate::event::Name;
+use crate::model::Name;
 use indexmap::IndexMap;
 use serde_json::Value;
 
 use super::{ids, Ids};
 use crate::contract::Contract;
 use crate::dialect::{take_count_noted, take_type, whole_line, Decode, Decoded, Dialect, LineError, Record};
-use crate::event::{
+use crate::json::object::{sorts_after, Member, Object};
+use crate::json::{raw_in_layout, Layout};
+use crate::model::Extra;
+use crate::model::{
     Arguments, Basis, Event, Outcome, Phase, Scope, Session, Terminal, Tokens, ToolCall, ToolResult, ToolStatus, Usage,
 };
-use crate::extra::Extra;
-use crate::json::{raw_in_layout, Layout};
 use crate::normalize::make_room;
-use crate::object::{sorts_after, Member, Object};
 
 /// The two event families that report the same bash call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -257,13 +257,13 @@ fn written_as_read(m: &Object<'_>, kind: &str, line_len: usize) -> bool {
             return false;
         }
         before = k;
-        let fits = match always.iter().find(|(name, _)| crate::object::same_key(name.as_bytes(), k.as_bytes())) {
+        let fits = match always.iter().find(|(name, _)| crate::json::object::same_key(name.as_bytes(), k.as_bytes())) {
             Some((_, must)) => {
                 found += 1;
                 match must {
                     Must::Str => string(v),
                     Must::Filled => string(v) && !matches!(v, Member::Raw("\"\"", _)),
-                    Must::Count => matches!(v, Member::Raw(r, _) if crate::object::plain_u64(r)),
+                    Must::Count => matches!(v, Member::Raw(r, _) if crate::json::object::plain_u64(r)),
                 }
             }
             None if matches!(k, "thread_id" | "turn_id") && ids(kind) != Ids::None => string(v),
@@ -304,7 +304,7 @@ impl Decode for Decoder {
     /// wuu source's records: they come carried, or the source had none.)
     ///
     /// A twin's output delta that repeats the output delta before it (as wuu's always do) is
-    /// carried with `delta` null and [`REPEATS_DELTA`] beside it: the output is in the canonical
+    /// carried with `delta` null and `repeats_delta` beside it: the output is in the canonical
     /// stream once, as the call's output.
     fn decode(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
         if !out.carry_lines {

@@ -6,9 +6,9 @@ use serde_json::Value;
 use super::{ids, Ids};
 use crate::contract::Contract;
 use crate::dialect::{build_line, last_wins, refusal, write_sorted, Dialect, Encode, Record, Sink};
-use crate::event::{Arguments, Event, Outcome, Phase, Session, ToolResult, ToolStatus};
-use crate::extra::Extra;
 use crate::json::{write_line, Field, Layout};
+use crate::model::Extra;
+use crate::model::{Arguments, Event, Outcome, Phase, Session, ToolResult, ToolStatus};
 use crate::normalize::{make_room, Context};
 use crate::report::Fate;
 
@@ -211,7 +211,7 @@ impl Encoder {
         &'a self,
         sink: &mut Sink<'_>,
         kind: &'a str,
-        data: &'a crate::event::Fields,
+        data: &'a crate::model::Fields,
         fields: impl IntoIterator<Item = (&'a str, Field<'a>)>,
         extra: Option<&'a Extra>,
     ) {
@@ -349,7 +349,7 @@ impl Encoder {
         if !self.copying || rec.origin != Dialect::Wuu || sink.line.is_empty() {
             return false;
         }
-        let command = match crate::object::Object::parse(sink.line) {
+        let command = match crate::json::object::Object::parse(sink.line) {
             Ok(Ok(line)) => line.get_str("type").is_some_and(|k| k.starts_with("command_")),
             _ => false,
         };
@@ -818,7 +818,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::object::Object;
+    use crate::json::object::Object;
     use crate::report::Report;
 
     proptest! {

@@ -13,8 +13,8 @@ use std::ops::ControlFlow;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::json::object::unescape_one;
 use crate::json::{byte_masks_at, escape_byte, escaped_bytes, next_special, walk_specials, write_str, Layout};
-use crate::object::unescape_one;
 
 /// Which layouts write the inside of a string literal as it is (its escapes are theirs, and
 /// nothing in it is left to escape), when the scan that read it could tell.
@@ -89,7 +89,7 @@ impl Text {
         // Checked as JSON when it was read, so it decodes; the fallback is for a surrogate pair,
         // which the fast unescaper leaves to serde_json.
         Cow::Owned(
-            crate::object::unescape(&self.s)
+            crate::json::object::unescape(&self.s)
                 .or_else(|| serde_json::from_str(&format!("\"{}\"", self.s)).ok())
                 .unwrap_or_default(),
         )
@@ -791,8 +791,8 @@ pub(crate) mod tests {
             // A member after it, so that a short string too has sixteen bytes after its start
             // (the scan reads a string sixteen bytes at a time where the line has them).
             let line = format!("{{\"k\":{literal},\"after\":\"0123456789abcdef\"}}");
-            let members = crate::scan::object(&line).unwrap();
-            let crate::object::Member::Raw(raw, as_is) = members[0].1 else { panic!("scanned members are raw") };
+            let members = crate::json::scan::object(&line).unwrap();
+            let crate::json::object::Member::Raw(raw, as_is) = members[0].1 else { panic!("scanned members are raw") };
             prop_assert_eq!(raw, literal.as_str());
             let text = Text::from_json_inner_known(inner(&literal), as_is);
             prop_assert_eq!(text.as_str(), s.as_str());

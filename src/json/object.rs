@@ -22,9 +22,9 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::event::Name;
+use crate::json::text::{AsIs, Text};
+use crate::json::Name;
 use crate::json::{count, write_str, write_value, Count, Layout};
-use crate::text::{AsIs, Text};
 
 /// Objects with more members than this are checked for repeated keys through a real map.
 const SMALL: usize = 32;
@@ -418,7 +418,7 @@ pub struct NotObject(pub &'static str);
 impl<'a> Object<'a> {
     /// Scans `text` as one JSON value: its members if it is an object, else what it is.
     pub fn parse(text: &'a str) -> Result<Result<Object<'a>, NotObject>, serde_json::Error> {
-        if let Some(members) = crate::scan::object(text) {
+        if let Some(members) = crate::json::scan::object(text) {
             return Ok(Ok(Object::deduplicated(members, text)?));
         }
         // What the fast scan leaves: serde_json decides, and words any error.
@@ -441,9 +441,9 @@ impl<'a> Object<'a> {
 
     /// [`Object::parse`] for the text of a member this crate's scan (or serde_json) has read
     /// and vouched for already, as JSON: the members' own nested values are stepped over, not
-    /// checked again ([`crate::scan::object_vouched`]). `None` when it is no object.
+    /// checked again ([`crate::json::scan::object_vouched`]). `None` when it is no object.
     pub(crate) fn parse_vouched(text: &'a str) -> Option<Object<'a>> {
-        match crate::scan::object_vouched(text) {
+        match crate::json::scan::object_vouched(text) {
             Some(members) => Object::deduplicated(members, text).ok(),
             None => Object::parse(text).ok()?.ok(),
         }
@@ -451,14 +451,14 @@ impl<'a> Object<'a> {
 
     /// The elements of `text`, a JSON array this crate's scan (or serde_json) has vouched for
     /// already, each as its members where it is an object (`None` where it is not): a message's
-    /// content blocks, read in one pass ([`crate::scan::array_objects_vouched`]). `None` when it
+    /// content blocks, read in one pass ([`crate::json::scan::array_objects_vouched`]). `None` when it
     /// is no array.
     pub(crate) fn list_vouched(text: &'a str) -> Option<Vec<Option<Object<'a>>>> {
-        match crate::scan::array_objects_vouched(text) {
+        match crate::json::scan::array_objects_vouched(text) {
             Some(items) => {
                 Some(items.into_iter().map(|(t, m)| m.and_then(|m| Object::deduplicated(m, t).ok())).collect())
             }
-            None => Some(crate::scan::array_vouched(text)?.into_iter().map(Object::parse_vouched).collect()),
+            None => Some(crate::json::scan::array_vouched(text)?.into_iter().map(Object::parse_vouched).collect()),
         }
     }
 
@@ -559,7 +559,7 @@ impl<'a> Object<'a> {
     /// `same_key`, looking first where `seen` says the key was found last, and noting where it
     /// is found when that was elsewhere.
     #[inline]
-    pub fn get_field_seen(&self, key: &str, seen: &crate::contract::Seen) -> Option<&Member<'a>> {
+    pub fn get_field_seen(&self, key: &str, seen: &crate::json::hash::Seen) -> Option<&Member<'a>> {
         let at = seen.get();
         if let Some((k, v)) = self.members.get(at) {
             if same_key(k.as_bytes(), key.as_bytes()) {
@@ -631,6 +631,11 @@ impl<'a> Object<'a> {
         String::from_utf8(out).unwrap_or_default()
     }
 
+    /// The members, in order.
+    pub(crate) fn into_members(self) -> Vec<(Cow<'a, str>, Member<'a>)> {
+        self.members
+    }
+
     /// The members left, as a map: what the decoder had no field for.
     pub fn into_fields(self) -> Map<String, Value> {
         let mut m = Map::with_capacity(self.members.len());
@@ -638,11 +643,6 @@ impl<'a> Object<'a> {
             m.insert(k.into_owned(), v.into_value());
         }
         m
-    }
-
-    /// The members left, as a record's extra members: what the decoder had no field for.
-    pub fn into_extra(self) -> crate::extra::Extra {
-        crate::extra::Extra::from_members(self.members)
     }
 
     /// One pass over the members in order: each that `take` says yes to is removed, the rest
@@ -878,7 +878,7 @@ mod tests {
 
     #[test]
     fn a_field_is_found_wherever_it_is_whatever_the_line_before_left_in_its_hint() {
-        let seen = crate::contract::Seen::default();
+        let seen = crate::json::hash::Seen::default();
         let lines =
             [r#"{"a":1,"turn":2,"b":3}"#, r#"{"turn":4,"a":1}"#, r#"{"b":3}"#, r#"{"x":0,"y":0,"z":0,"turn":5}"#];
         let mut found = Vec::new();
@@ -1011,7 +1011,7 @@ mod tests {
         fn strings_with_escapes_are_taken_as_serde_json_reads_them(s in "[a-z\"\\\\/\n\t\u{1}\u{8}\u{c}é🙂\u{2028}]{0,24}", ascii in any::<bool>()) {
             // serde_json's own escapes, and the \uXXXX form of everything (surrogate pairs
             // for what is beyond the BMP) as ensure_ascii writers put it.
-            let literal = if ascii { crate::text::tests::ascii_literal(&s) } else { serde_json::to_string(&s).unwrap() };
+            let literal = if ascii { crate::json::text::tests::ascii_literal(&s) } else { serde_json::to_string(&s).unwrap() };
             let line = format!("{{\"k\":{literal}}}");
             prop_assert_eq!(obj(&line).take_str("k"), Some(s));
         }

@@ -2,12 +2,23 @@
 //! one way (counts as strings or integers, booleans as strings), and writing lines in the
 //! layout a given agent uses on the wire.
 
+pub mod hash;
+pub mod object;
+pub(crate) mod scan;
+pub mod text;
+
+pub use object::{Member, Object};
+pub use text::Text;
+
+/// A short string of the model (an id, a name, a stop reason): held in place up to 24 bytes,
+/// without an allocation.
+pub type Name = compact_str::CompactString;
+
 use std::ops::ControlFlow;
 
 use serde_json::Value;
 
-use crate::object::Member;
-use crate::text::{AsIs, Text};
+use crate::json::text::AsIs;
 
 /// How an agent lays out its JSON lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -545,7 +556,7 @@ pub(crate) fn escape_byte(out: &mut Vec<u8>, bytes: &[u8], at: usize, go: bool) 
 pub(crate) fn raw_in_layout(r: &str, as_is: AsIs, layout: Layout) -> bool {
     match r.as_bytes().first() {
         Some(b'"') => as_is.in_layout(layout) == Some(true),
-        Some(b'0'..=b'9') => crate::object::plain_u64(r),
+        Some(b'0'..=b'9') => crate::json::object::plain_u64(r),
         _ => matches!(r, "true" | "false" | "null"),
     }
 }
@@ -1156,7 +1167,7 @@ pub fn cut_chars(s: &str, max: usize) -> (&str, bool) {
         // No more bytes than the limit: no more characters either.
         return (s, false);
     }
-    match crate::text::char_start(s.as_bytes(), max, false) {
+    match crate::json::text::char_start(s.as_bytes(), max, false) {
         Ok(at) => (&s[..at], true),
         Err(_) => (s, false),
     }
@@ -1192,7 +1203,7 @@ mod tests {
     proptest! {
         #[test]
         fn a_nested_value_ends_at_its_closing_bracket_whatever_its_strings_hold(
-            items in prop::collection::vec(crate::scan::tests::any_json(), 0..4),
+            items in prop::collection::vec(crate::json::scan::tests::any_json(), 0..4),
             pad in 0..17usize,
             object in any::<bool>(),
             ascii in any::<bool>(),
@@ -1207,7 +1218,7 @@ mod tests {
             };
             let mut nested = serde_json::to_string(&value).unwrap();
             if ascii {
-                nested = nested.chars().map(|c| if c.is_ascii() { c.to_string() } else { crate::text::tests::ascii_literal(&c.to_string()).trim_matches('"').to_string() }).collect();
+                nested = nested.chars().map(|c| if c.is_ascii() { c.to_string() } else { crate::json::text::tests::ascii_literal(&c.to_string()).trim_matches('"').to_string() }).collect();
             }
             let text = format!("{}{nested},\"x\\\"y]\"]", " ".repeat(pad));
             prop_assert_eq!(nested_end(text.as_bytes(), pad + 1), Some(pad + nested.len()), "{}", text);
@@ -1337,7 +1348,7 @@ mod tests {
                 Some((at, _)) => Ok(at),
                 None => Err(s.chars().count()),
             };
-            prop_assert_eq!(crate::text::char_start(s.as_bytes(), n, false), want);
+            prop_assert_eq!(crate::json::text::char_start(s.as_bytes(), n, false), want);
         }
 
         #[test]

@@ -6,9 +6,9 @@ use std::hash::Hasher;
 
 use serde_json::Value;
 
-use crate::event::Fields;
+use crate::json::object::{Member, Object};
 use crate::json::{write_str, write_value, Layout};
-use crate::object::Member;
+use crate::model::Fields;
 
 /// The members of a source line that the canonical model has no field for; an encoder of the
 /// same dialect writes them back, canonical shows them, the others only name them as dropped.
@@ -26,6 +26,13 @@ pub struct Extra {
     shape: u64,
     /// Only the shape is kept, not the members (see `Extra::named`).
     named: bool,
+}
+
+impl Object<'_> {
+    /// The members left, as a record's extra members: what the decoder had no field for.
+    pub fn into_extra(self) -> Extra {
+        Extra::from_members(self.into_members())
+    }
 }
 
 impl Extra {
@@ -85,7 +92,7 @@ impl Extra {
             match v {
                 Member::Raw(r, as_is) if as_written(r, as_is) => json.push_str(r),
                 // Through a value, as before the text: a number beyond f64 is the line's
-                // trouble (see `crate::object::take_trouble`) while the line is decoded.
+                // trouble (see `crate::json::object::take_trouble`) while the line is decoded.
                 other => {
                     write_value(&mut scratch, &other.into_value(), Layout::Compact);
                     // Only valid UTF-8 comes out of the writer.
@@ -99,7 +106,7 @@ impl Extra {
     }
 
     /// Members given as the JSON text of a non-empty object that is serde_json's compact form
-    /// of itself ([`crate::scan::compact_json`]).
+    /// of itself ([`crate::json::scan::compact_json`]).
     pub(crate) fn from_json(json: &str) -> Extra {
         let mut extra = Extra { json: json.to_string(), shape: 0, named: false };
         extra.shape = Shape::of(extra.keys());
@@ -135,7 +142,7 @@ impl Extra {
         }
         // Text this type wrote: the scan takes it whole but for what it leaves to serde_json
         // (nesting near serde_json's limit, say).
-        crate::scan::object(&self.json).unwrap_or_else(|| {
+        crate::json::scan::object(&self.json).unwrap_or_else(|| {
             let fields: Fields = serde_json::from_str(&self.json).unwrap_or_default();
             fields.into_iter().map(|(k, v)| (Cow::Owned(k), Member::value(v))).collect()
         })
@@ -210,7 +217,7 @@ impl Extra {
 
 /// [`Extra::shape`] in the making: the contracts' FNV-1a over the keys.
 #[derive(Default)]
-struct Shape(crate::contract::Fnv);
+struct Shape(crate::json::hash::Fnv);
 
 impl Shape {
     fn key(&mut self, key: &str) {
@@ -260,7 +267,7 @@ impl<'a> Iterator for Keys<'a> {
         }
         self.at = i;
         Some(if escaped {
-            Cow::Owned(crate::object::unescape(key).unwrap_or_else(|| key.to_string()))
+            Cow::Owned(crate::json::object::unescape(key).unwrap_or_else(|| key.to_string()))
         } else {
             Cow::Borrowed(key)
         })
@@ -285,9 +292,9 @@ fn string_end(b: &[u8], mut i: usize) -> (usize, bool) {
 }
 
 /// Whether serde_json writes the value whose text is `r` as that text.
-fn as_written(r: &str, as_is: crate::text::AsIs) -> bool {
+fn as_written(r: &str, as_is: crate::json::text::AsIs) -> bool {
     match r.as_bytes().first() {
-        Some(b'{' | b'[') => crate::scan::compact_json(r),
+        Some(b'{' | b'[') => crate::json::scan::compact_json(r),
         _ => crate::json::raw_in_layout(r, as_is, Layout::Compact),
     }
 }
@@ -307,7 +314,7 @@ impl fmt::Debug for Extra {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::object::Object;
+    use crate::json::object::Object;
     use proptest::prelude::*;
     use serde_json::json;
 
@@ -365,7 +372,7 @@ mod tests {
     proptest! {
         #[test]
         fn any_object_keeps_the_members_serde_json_reads(
-            v in prop::collection::vec((".{0,4}", crate::scan::tests::any_json()), 0..6),
+            v in prop::collection::vec((".{0,4}", crate::json::scan::tests::any_json()), 0..6),
             ws in prop::sample::select(vec!["", " ", "\n\t "]),
         ) {
             let body: Vec<String> = v

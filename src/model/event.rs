@@ -13,14 +13,12 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-pub use crate::text::Text;
+pub use crate::json::text::Text;
 
 /// A JSON object whose members we carry without interpreting them.
 pub type Fields = Map<String, Value>;
 
-/// A short string of the model (an id, a name, a stop reason): held in place up to 24 bytes,
-/// without an allocation.
-pub type Name = compact_str::CompactString;
+pub use crate::json::Name;
 
 /// One thing that happened in a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -292,7 +290,7 @@ impl Arguments {
     /// text is kept beside the value, so that writing it back as text gives the same string.
     /// Text in its compact form is kept as it is, unparsed, where a scan can tell so.
     fn read_json_text(t: String) -> Self {
-        if crate::scan::compact_json(&t) {
+        if crate::json::scan::compact_json(&t) {
             return Arguments { value: None, text: Some(t), compact: true, unread: false };
         }
         match serde_json::from_str::<Value>(&t) {
@@ -316,7 +314,7 @@ impl Arguments {
         if self.unread {
             // Read, it is the text where it holds JSON (compact or not), else no JSON.
             let t = self.text.as_deref()?;
-            return (crate::scan::compact_json(t) || serde_json::from_str::<Value>(t).is_ok())
+            return (crate::json::scan::compact_json(t) || serde_json::from_str::<Value>(t).is_ok())
                 .then_some(Cow::Borrowed(t));
         }
         match (&self.value, &self.text) {
@@ -331,7 +329,7 @@ impl Arguments {
     /// serde_json writes compact for the value, so a compact writer can copy it.
     pub fn compact_text(&self) -> Option<&str> {
         let t = self.text.as_deref()?;
-        (self.compact || (self.unread && crate::scan::compact_json(t))).then_some(t)
+        (self.compact || (self.unread && crate::json::scan::compact_json(t))).then_some(t)
     }
 
     /// The arguments with unread text read.

@@ -15,8 +15,8 @@ use std::borrow::Cow;
 /// Nesting this deep or deeper is left to serde_json, whose limit is 128.
 const NEAR_LIMIT: usize = 120;
 
-use crate::object::Member;
-use crate::text::{check_inside, read_inside, AsIs};
+use crate::json::object::Member;
+use crate::json::text::{check_inside, read_inside, AsIs};
 
 /// The members of `text` if it is a JSON object this scan can vouch for, in order (a repeated
 /// key appears each time); `None` when serde_json should decide.
@@ -51,7 +51,7 @@ fn members_in<'a>(s: &mut Scanner<'_>, text: &'a str) -> Option<Vec<(Cow<'a, str
             let start = s.i;
             let escaped = s.string()?.escaped() == Some(true);
             let key = between(text, start, s.i - 1);
-            let key = if escaped { Cow::Owned(crate::object::unescape(key)?) } else { Cow::Borrowed(key) };
+            let key = if escaped { Cow::Owned(crate::json::object::unescape(key)?) } else { Cow::Borrowed(key) };
             // Most lines are compact: the colon right after the key, the value right after it.
             if !s.eat_if(b':') {
                 s.ws();

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 
-use agentgate::dialect::{Decoded, Dialect, EncodeOptions, Record, Sink};
+use agentgate::codec::{Decoded, Dialect, EncodeOptions, Record, Sink};
 use agentgate::framing::{Frame, Lines};
 use agentgate::json::object::Object;
 use agentgate::normalize::Normalizer;

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agentgate::dialect::EncodeOptions;
+use agentgate::codec::EncodeOptions;
 use agentgate::model::{Outcome, Terminal};
 use agentgate::pipeline::translate_ending;
 use agentgate::{Dialect, Options};

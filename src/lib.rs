@@ -8,6 +8,8 @@
 //! - [`json`]: the fast JSON layer (lines read as raw members, strings kept escaped, each
 //!   agent's writer's layout); it imports nothing else of the crate.
 //! - [`model`]: the canonical model, on [`json`] alone; it knows no dialect.
+//! - [`codec`]: the seams (the [`Dialect`] names, the decode and encode traits, the records
+//!   and the run's context that pass through them).
 //! - [`dialect`]: the registry and one folder per dialect, decoder and encoder side by side.
 //! - [`normalize`]: the usage ledger, id synthesis, outcome and terminal handling.
 //! - [`contract`]: the dialects' contracts, embedded from `mappings/`.
@@ -67,6 +69,7 @@
 //! assert_eq!((run.tokens.input, run.tokens.output), (Some(12), Some(3)));
 //! ```
 
+pub mod codec;
 pub mod contract;
 pub mod dialect;
 pub mod framing;
@@ -78,5 +81,5 @@ pub mod readahead;
 pub mod report;
 pub mod summary;
 
-pub use dialect::Dialect;
+pub use codec::Dialect;
 pub use pipeline::{one_line, translate, translate_bytes, Diagnostic, Options, Stop, Summary};

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use agentgate::dialect::EncodeOptions;
+use agentgate::codec::EncodeOptions;
 use agentgate::pipeline::{detect, validate, Stop};
 use agentgate::readahead::ReadAhead;
 use agentgate::{translate, Dialect, Options};

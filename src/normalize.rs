@@ -15,8 +15,8 @@ use std::hash::{BuildHasher, Hash};
 
 use indexmap::{Equivalent, IndexMap};
 
+use crate::codec::{CallView, Context, Dialect, Encode, Record, Sink, WholeDigests};
 use crate::contract::FnvBuild;
-use crate::dialect::{Dialect, Encode, Record, Sink};
 use crate::model::{
     Arguments, Basis, Event, Name, Outcome, Scope, Terminal, Text, Tokens, ToolCall, ToolResult, ToolStatus, Usage,
 };
@@ -65,107 +65,6 @@ pub const MAX_SNAPSHOTS: usize = 64;
 
 /// The reason a terminal record gives when the input ended without one.
 pub const ENDED_EARLY: &str = "input ended without a terminal record";
-
-/// What encoders may know about the run beside the record in hand.
-#[derive(Debug, Clone, Default)]
-pub struct Context {
-    /// For a usage record: what it adds to the run (a snapshot's gain over the previous one).
-    pub delta: Tokens,
-    /// The run's totals so far, this record included.
-    pub totals: Tokens,
-    /// The current turn's totals so far.
-    pub turn_totals: Tokens,
-    /// For a tool result: whether it answers a call seen earlier in the stream.
-    pub matched: bool,
-    /// For a refusal: the call it names was already answered, as failed (wuu reports a refused
-    /// call as a failed one): the call has ended, and the refusal only says why the run stops.
-    pub answered: bool,
-    /// For a final answer: whether it needs no message of its own in a target that writes
-    /// answers as message text: its text is what the last message streamed, or it came after
-    /// its turn had ended (a recap, as wuu's result and localcode's result give it).
-    pub answer_streamed: bool,
-    /// For a text replacement (or a text end that states the text): the length in bytes of
-    /// the message text streamed before it, when the replacement only extends that text; `None`
-    /// when it rewrites it. A target that can only append text writes what is new.
-    pub extends: Option<usize>,
-    /// For a tool call or result: what the run knows of the call (its index in its round, and
-    /// for a result the call's name, arguments and the output streamed for it). Records are
-    /// not rewritten with these, so a canonical stream translates to itself unchanged.
-    pub call: CallView,
-    pub session_id: Option<String>,
-    pub model: Option<String>,
-    /// Lowercase hex digest of the input read so far ([`crate::framing::DigestKind`]: SHA-256
-    /// unless the encoder asked for another); set at the first record and before the terminal.
-    pub input_digest: String,
-    /// The dialect the input is decoded from.
-    pub source: Option<Dialect>,
-    /// `input_digest` is the one a canonical source stated for the input it was made from.
-    pub input_digest_stated: bool,
-    /// The digests of the whole input, both kinds, once known (before the terminal record):
-    /// what canonical output states on its terminal record, and what a canonical source
-    /// stated there for the input it was made from.
-    pub whole_input: Option<WholeDigests>,
-    /// The whole input's digests are the ones a canonical source stated.
-    pub whole_input_stated: bool,
-    /// The source's lines are marked to be written as read (the target is the source's
-    /// dialect: [`crate::dialect::Decoded::verbatim_wanted`]), so a line the source wrote comes
-    /// as a record of its own, and an encoder writes none of the source's kind on its own
-    /// account (wuu's `command_*` twin of a `tool_*` line).
-    pub copying: bool,
-}
-
-/// The digests of a whole input: [`crate::framing::DigestKind::Both`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WholeDigests {
-    /// SHA-256, 64 lowercase hex digits.
-    pub sha256: String,
-    /// XXH3-128, 32 lowercase hex digits.
-    pub xxh3: String,
-}
-
-impl WholeDigests {
-    /// The one of the kind an encoder's ids are made from.
-    pub fn of_kind(&self, kind: crate::framing::DigestKind) -> &str {
-        match kind {
-            crate::framing::DigestKind::Distinct => &self.xxh3,
-            _ => &self.sha256,
-        }
-    }
-}
-
-impl Context {
-    /// A UUID made from the input digest: the same input gives the same id.
-    pub fn derived_uuid(&self) -> String {
-        let d = &self.input_digest;
-        if d.len() < 32 {
-            return "00000000-0000-8000-8000-000000000000".into();
-        }
-        // Version 8 (custom) and the RFC 4122 variant, so it parses as a UUID anywhere.
-        format!(
-            "{}-{}-8{}-{:x}{}-{}",
-            &d[0..8],
-            &d[8..12],
-            &d[13..16],
-            8 | (u8::from_str_radix(&d[16..17], 16).unwrap_or(0) & 3),
-            &d[17..20],
-            &d[20..32]
-        )
-    }
-}
-
-/// What the run knows of the tool call a record belongs to.
-#[derive(Debug, Clone, Default)]
-pub struct CallView {
-    pub index: Option<u64>,
-    /// The name of the call that a result, refusal or withdrawal answers; none for a call's own
-    /// record, which names it.
-    pub name: Option<Name>,
-    /// Kept only for an encoder that [uses them](crate::dialect::Encode::uses_call_arguments).
-    pub arguments: Arguments,
-    /// Output streamed for the call before its result; kept only for an encoder that
-    /// [uses it](crate::dialect::Encode::uses_call_output).
-    pub output: Option<Text>,
-}
 
 /// A call answered as failed: its index in its round and its name.
 struct FailedCall {

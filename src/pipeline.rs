@@ -11,12 +11,14 @@ use std::io::{self, Write};
 
 use serde_json::Value;
 
+use crate::codec::WholeDigests;
+use crate::codec::{Decode, Decoded, Dialect, Encode, EncodeOptions, Sink, Sniff};
 use crate::contract::{Finding, StreamCheck};
-use crate::dialect::{Decode, Decoded, Detector, Dialect, Encode, EncodeOptions, Sink, Sniff};
+use crate::dialect::Detector;
 use crate::framing::{DigestKind, Frame, Input, Lines, DEFAULT_MAX_LINE_BYTES};
 use crate::json::object::{NotObject, Object};
 use crate::model::Event;
-use crate::normalize::{Normalizer, WholeDigests};
+use crate::normalize::Normalizer;
 use crate::report::{Fate, Report};
 
 /// How many lines auto-detection may look at before it gives up.
@@ -423,7 +425,7 @@ impl<'o, W: Write> Run<'o, W> {
                 && self.opts.to != Dialect::Canonical
                 && !rec.extra.is_empty()
                 && !rec.extra.is_named()
-                && rec.extra.contains_key(crate::dialect::CARRIED_LINE)
+                && rec.extra.contains_key(crate::codec::CARRIED_LINE)
             {
                 // A line carried through canonical for its own dialect alone (base-context's).
                 fate = fate.max(Some(Fate::Absorbed));
@@ -563,7 +565,7 @@ impl<'o, W: Write> Run<'o, W> {
                 sink.report.synthesized("terminal");
                 let origin = self.norm.context().source.unwrap_or(Dialect::Canonical);
                 self.norm.process(
-                    crate::dialect::Record::new(origin, Event::Terminal(t)),
+                    crate::codec::Record::new(origin, Event::Terminal(t)),
                     self.encoder.as_mut(),
                     &mut sink,
                 );
@@ -810,7 +812,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::dialect::SPILL_BLOCK;
+    use crate::codec::SPILL_BLOCK;
 
     fn translated(input: &str, to: Dialect) -> String {
         let (out, _, diags) = translate_bytes(input.as_bytes(), &Options::new(Some(Dialect::Localcode), to));

@@ -10,9 +10,9 @@ use std::rc::Rc;
 
 use serde_json::{json, Map, Value};
 
-use crate::dialect::{Dialect, Encode, Record, Sink};
+use crate::codec::Context;
+use crate::codec::{Dialect, Encode, Record, Sink};
 use crate::model::{Basis, Event, Outcome, Scope, Tokens, ToolStatus};
-use crate::normalize::Context;
 use crate::pipeline::{translate_with, Diagnostic, Options, Stop};
 use crate::report::Fate;
 

@@ -1,7 +1,8 @@
 use serde_json::Value;
 
+use crate::codec::{Decode, Decoded, Dialect, LineError, Record};
 use crate::contract::Contract;
-use crate::dialect::{take_type, Decode, Decoded, Dialect, LineError, Record};
+use crate::dialect::util::take_type;
 use crate::json::object::Object;
 use crate::model::{Arguments, Denial, Event, Outcome, Terminal, ToolCall, ToolResult, ToolStatus};
 
@@ -107,7 +108,7 @@ impl Decode for Decoder {
                 Event::Terminal(t)
             }
             _ => {
-                let line = crate::dialect::whole_line(kind, m);
+                let line = crate::dialect::util::whole_line(kind, m);
                 out.push(Record::new(Dialect::Adal, Event::Extension { line }));
                 return Ok(());
             }

@@ -1,11 +1,12 @@
 use serde_json::{json, Value};
 
+use crate::codec::Context;
+use crate::codec::{Dialect, Encode, Record, Sink};
 use crate::contract::Contract;
-use crate::dialect::{tool_output, write_in_order, Dialect, Encode, Record, Sink};
+use crate::dialect::util::{tool_output, write_in_order};
 use crate::json::{write_line, Field, Layout};
 use crate::model::Extra;
 use crate::model::{Arguments, Event, Outcome, Terminal, ToolStatus};
-use crate::normalize::Context;
 use crate::report::Fate;
 
 /// A tool call as written (its args as compact JSON), in buffers reused from call to call.

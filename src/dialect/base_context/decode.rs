@@ -6,7 +6,8 @@ use serde_json::{Map, Value};
 
 use super::copy::Copied;
 use super::{content_kept, content_text, MESSAGE_MEMBERS};
-use crate::dialect::{take_type, whole_line, Decode, Decoded, Dialect, LineError, Record};
+use crate::codec::{Decode, Decoded, Dialect, LineError, Record};
+use crate::dialect::util::{take_type, whole_line};
 use crate::json::object::{Member, Object};
 use crate::json::text::AsIs;
 use crate::model::Extra;
@@ -370,7 +371,7 @@ impl Decode for Decoder {
     /// To a canonical target every line is carried whole, for a base-context target to copy
     /// later: its text as the extra member `line` of its first record (null where that record
     /// is the line kept whole, an unknown kind), or, where it gives no record of its own, as an
-    /// extension record that only carries it ([`crate::dialect::CARRIED_LINE`]).
+    /// extension record that only carries it ([`crate::codec::CARRIED_LINE`]).
     fn decode(&mut self, m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
         if !out.verbatim_wanted && !out.carry_lines {
             return self.decode_line(m, out);
@@ -397,7 +398,7 @@ impl Decode for Decoder {
             Some(whole) if !own_record => {
                 let line = serde_json::from_str(&whole).unwrap_or(Value::Null);
                 out.push(own(Event::Extension { line }));
-                out.records[first].extra.insert(crate::dialect::CARRIED_LINE, Value::Bool(true));
+                out.records[first].extra.insert(crate::codec::CARRIED_LINE, Value::Bool(true));
             }
             Some(_) if matches!(out.records[first].event, Event::Extension { .. }) => {
                 out.records[first].extra.insert("line", Value::Null);
@@ -420,7 +421,7 @@ impl Decode for Decoder {
             for line in self.copied.close(crate::normalize::ENDED_EARLY, open, self.retry_pending) {
                 let mut rec = own(Event::Extension { line });
                 if out.carry_lines {
-                    rec.extra.insert(crate::dialect::CARRIED_LINE, Value::Bool(true));
+                    rec.extra.insert(crate::codec::CARRIED_LINE, Value::Bool(true));
                 }
                 out.push(rec);
             }

@@ -3,11 +3,13 @@ use std::ops::Range;
 use indexmap::IndexMap;
 use serde_json::{json, Map, Value};
 
-use crate::dialect::{refusal, Dialect, Encode, EncodeOptions, Record, Sink, SPILL_BLOCK};
+use crate::codec::Context;
+use crate::codec::{Dialect, Encode, EncodeOptions, Record, Sink, SPILL_BLOCK};
+use crate::dialect::util::refusal;
 use crate::json::{write_line, write_str, write_u64, write_value, Layout};
 use crate::model::Extra;
 use crate::model::{Arguments, Basis, Event, Outcome, Phase, Scope, Terminal, Text, Tokens, ToolStatus};
-use crate::normalize::{make_room, Context};
+use crate::normalize::make_room;
 use crate::report::Fate;
 
 /// Where the assistant message of the current round is.
@@ -1122,7 +1124,7 @@ impl Encode for Encoder {
         let carried = || {
             !rec.extra.is_empty()
                 && !rec.extra.is_named()
-                && (rec.extra.contains_key("line") || rec.extra.contains_key(crate::dialect::CARRIED_LINE))
+                && (rec.extra.contains_key("line") || rec.extra.contains_key(crate::codec::CARRIED_LINE))
         };
         if self.copying || (own && (rec.verbatim || (!self.deltas && carried()))) {
             return self.copy(rec, sink);

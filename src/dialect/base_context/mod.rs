@@ -21,7 +21,8 @@ pub use encode::Encoder;
 
 use serde_json::{Map, Value};
 
-use crate::dialect::{own_kind, Dialect, Sniff};
+use crate::codec::{Dialect, Sniff};
+use crate::dialect::util::own_kind;
 use crate::json::object::{Member, Object};
 use crate::model::Text;
 

@@ -14,12 +14,13 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use crate::dialect::{check_record, take_type, Decode, Decoded, Dialect, Encode, LineError, Record, Sink, Sniff};
+use crate::codec::Context;
+use crate::codec::{Decode, Decoded, Dialect, Encode, LineError, Record, Sink, Sniff};
+use crate::dialect::util::{check_record, take_type};
 use crate::json::object::{Member, Object};
 use crate::json::{write_line, write_serialize, write_str, write_u64, Layout};
 use crate::model::Extra;
 use crate::model::{Arguments, Basis, Event, Scope, Text, Tokens, ToolCall, ToolResult, Usage};
-use crate::normalize::Context;
 use crate::report::Fate;
 
 /// The format version written, and the only one read.
@@ -63,7 +64,7 @@ impl Decode for Decoder {
         }
         if let Some(Value::Object(mut w)) = m.shift_remove("whole_input") {
             if let (Some(Value::String(sha256)), Some(Value::String(xxh3))) = (w.remove("sha256"), w.remove("xxh3")) {
-                out.whole_input = Some(crate::normalize::WholeDigests { sha256, xxh3 });
+                out.whole_input = Some(crate::codec::WholeDigests { sha256, xxh3 });
             }
         }
         let origin = match m.shift_remove("dialect") {
@@ -83,7 +84,7 @@ impl Decode for Decoder {
         };
         let kind = take_type(&mut m)?;
         if !known(&kind) {
-            let line = crate::dialect::whole_line(kind, m);
+            let line = crate::dialect::util::whole_line(kind, m);
             out.push(Record::new(Dialect::Canonical, Event::Extension { line }));
             return Ok(());
         }

@@ -6,7 +6,8 @@
 use indexmap::IndexMap;
 use serde_json::{Map, Value};
 
-use crate::dialect::{take_type, Decode, Decoded, Dialect, LineError, Record};
+use crate::codec::{Decode, Decoded, Dialect, LineError, Record};
+use crate::dialect::util::take_type;
 use crate::json::object::Object;
 use crate::model::{
     Arguments, Basis, Denial, Event, Outcome, Scope, Session, Terminal, Tokens, ToolCall, ToolResult, ToolStatus, Usage,

@@ -7,10 +7,11 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::dialect::{Dialect, Encode, Record, Sink};
+use crate::codec::Context;
+use crate::codec::{Dialect, Encode, Record, Sink};
 use crate::json::{write_line, Layout};
 use crate::model::{Arguments, Event, Outcome, Terminal, ToolStatus};
-use crate::normalize::{make_room, Context};
+use crate::normalize::make_room;
 use crate::report::Fate;
 
 #[derive(Default)]
@@ -55,7 +56,7 @@ pub struct Encoder {
 }
 
 impl Encoder {
-    pub fn new(opts: &crate::dialect::EncodeOptions) -> Self {
+    pub fn new(opts: &crate::codec::EncodeOptions) -> Self {
         Encoder { partial: opts.include_partial_messages, cwd: opts.cwd.clone(), ..Self::default() }
     }
 }

@@ -7,7 +7,8 @@ use indexmap::IndexMap;
 use serde_json::{json, Map, Value};
 
 use super::COMMAND;
-use crate::dialect::{take_type, Decode, Decoded, Dialect, LineError, Record};
+use crate::codec::{Decode, Decoded, Dialect, LineError, Record};
+use crate::dialect::util::take_type;
 use crate::json::object::Object;
 use crate::model::{
     Arguments, Basis, Event, Outcome, Scope, Session, Terminal, Tokens, ToolCall, ToolResult, ToolStatus, Usage,
@@ -67,7 +68,7 @@ fn tokens(u: &Value, out: &mut Decoded) -> Tokens {
         }
         None => None,
         Some(v) => {
-            out.warn(crate::dialect::not_a_count("turn.completed", &format!("usage.{k}"), v, "unknown"));
+            out.warn(crate::dialect::util::not_a_count("turn.completed", &format!("usage.{k}"), v, "unknown"));
             None
         }
     };
@@ -375,7 +376,7 @@ impl Decode for Decoder {
                 out.push(Record::with_extra(Dialect::Codex, Event::Error { message, fatal: false }, extra));
             }
             _ => {
-                let line = crate::dialect::whole_line(kind, m);
+                let line = crate::dialect::util::whole_line(kind, m);
                 out.push(own(Event::Extension { line }));
             }
         }

@@ -1,7 +1,8 @@
 use serde_json::Value;
 
+use crate::codec::{Decode, Decoded, Dialect, LineError, Record};
 use crate::contract::Contract;
-use crate::dialect::{take_count_noted, take_type, Decode, Decoded, Dialect, LineError, Record};
+use crate::dialect::util::{take_count_noted, take_type};
 use crate::json::char_len;
 use crate::json::object::Object;
 use crate::model::{
@@ -231,7 +232,7 @@ impl Decode for Decoder {
                 Event::Terminal(t)
             }
             _ => {
-                let line = crate::dialect::whole_line(kind, m);
+                let line = crate::dialect::util::whole_line(kind, m);
                 return {
                     out.push(Record::new(Dialect::Localcode, Event::Extension { line }));
                     Ok(())

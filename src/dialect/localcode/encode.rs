@@ -2,11 +2,12 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
+use crate::codec::Context;
+use crate::codec::{Dialect, Encode, Record, Sink};
 use crate::contract::Contract;
-use crate::dialect::{refusal_why, tool_output, write_in_order, Dialect, Encode, Record, Sink};
+use crate::dialect::util::{refusal_why, tool_output, write_in_order};
 use crate::json::{char_len, cut_chars, split_chars, write_line, Field, Layout};
 use crate::model::{Arguments, Basis, Event, ToolStatus};
-use crate::normalize::Context;
 use crate::report::Fate;
 
 /// Most reasoning text kept to write a `thinking_done` whose source gave no text of its own.

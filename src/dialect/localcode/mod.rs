@@ -21,7 +21,8 @@ pub use encode::Encoder;
 
 use serde_json::{Map, Value};
 
-use crate::dialect::{own_kind, Dialect, Sniff};
+use crate::codec::{Dialect, Sniff};
+use crate::dialect::util::own_kind;
 
 pub fn sniff(line: &Map<String, Value>) -> Sniff {
     let Some(kind) = line.get("type").and_then(Value::as_str) else {

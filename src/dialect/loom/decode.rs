@@ -2,9 +2,8 @@ use compact_str::ToCompactString;
 use serde_json::{Map, Value};
 
 use super::SCHEMA_VERSION;
-use crate::dialect::{
-    check_record, kind_of, not_a_count, take_count_noted, Decode, Decoded, Dialect, LineError, Record,
-};
+use crate::codec::{Decode, Decoded, Dialect, LineError, Record};
+use crate::dialect::util::{check_record, kind_of, not_a_count, take_count_noted};
 use crate::json::object::{plain_u64, sorts_after, Member, Object};
 use crate::json::{raw_in_layout, Layout};
 use crate::model::{Arguments, Basis, Event, Outcome, Scope, Summary, SummaryCall, Terminal, Tokens, ToolCall, Usage};

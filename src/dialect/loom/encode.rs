@@ -4,12 +4,13 @@ use indexmap::IndexSet;
 use serde_json::{Map, Value};
 
 use super::{other_stop, SCHEMA_VERSION};
+use crate::codec::Context;
+use crate::codec::{Dialect, Encode, Record, Sink};
 use crate::contract::Contract;
-use crate::dialect::{build_line, last_wins, write_sorted, Dialect, Encode, Record, Sink};
+use crate::dialect::util::{build_line, last_wins, write_sorted};
 use crate::json::{write_line, write_str, Field, Layout};
 use crate::model::Extra;
 use crate::model::{Basis, Event, Outcome, Scope, Summary, Terminal, Tokens, ToolStatus};
-use crate::normalize::Context;
 use crate::report::Fate;
 
 /// What a run from another dialect becomes: one loom Session line, gathered as the run goes.

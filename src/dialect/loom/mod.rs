@@ -22,7 +22,7 @@ pub use encode::Encoder;
 
 use serde_json::{Map, Value};
 
-use crate::dialect::Sniff;
+use crate::codec::Sniff;
 
 /// The format version written, and the only one read.
 pub const SCHEMA_VERSION: u64 = 1;

@@ -24,10 +24,11 @@ use indexmap::IndexMap;
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::dialect::{Dialect, Encode, EncodeOptions, Record, Sink};
+use crate::codec::Context;
+use crate::codec::{Dialect, Encode, EncodeOptions, Record, Sink};
 use crate::json::{write_line, Layout};
 use crate::model::{Basis, Event, Outcome, Scope, Tokens, ToolStatus};
-use crate::normalize::{make_room, Context};
+use crate::normalize::make_room;
 use crate::report::Fate;
 
 /// The released semantic conventions the default names follow.
@@ -49,16 +50,7 @@ const KIND_CLIENT: u64 = 3;
 const STATUS_ERROR: u64 = 2;
 const DELTA: u64 = 1;
 
-/// Which names the metrics take.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Semconv {
-    /// The released conventions (v1.41.0): `gen_ai.client.token.usage`.
-    #[default]
-    Released,
-    /// The GenAI repository's current names: `gen_ai.client.inference.usage.*` counters and
-    /// `gen_ai.client.inference.operation.*` histograms.
-    Latest,
-}
+pub use crate::codec::Semconv;
 
 /// A span held until the run's trace id is known.
 #[derive(Debug, Clone)]

@@ -3,8 +3,9 @@ use indexmap::IndexMap;
 use serde_json::Value;
 
 use super::{ids, Ids};
+use crate::codec::{Decode, Decoded, Dialect, LineError, Record};
 use crate::contract::Contract;
-use crate::dialect::{take_count_noted, take_type, whole_line, Decode, Decoded, Dialect, LineError, Record};
+use crate::dialect::util::{take_count_noted, take_type, whole_line};
 use crate::json::object::{sorts_after, Member, Object};
 use crate::json::{raw_in_layout, Layout};
 use crate::model::Extra;
@@ -299,7 +300,7 @@ impl Decode for Decoder {
     /// To a canonical target, the lines of a call to bash that a wuu target cannot write from
     /// the records are carried whole, for it to write back as they were: a twin (the second
     /// family's line, which adds no record) as an extension record that only carries it
-    /// ([`crate::dialect::CARRIED_LINE`]), and a `command_*` line that reported the call first
+    /// ([`crate::codec::CARRIED_LINE`]), and a `command_*` line that reported the call first
     /// as the extra member `line` of its record. (A wuu target writes no twins of its own for a
     /// wuu source's records: they come carried, or the source had none.)
     ///
@@ -342,7 +343,7 @@ impl Decode for Decoder {
             out.folded = false;
             let line = serde_json::from_str(&whole).unwrap_or(Value::Null);
             let mut rec = Record::new(Dialect::Wuu, Event::Extension { line });
-            rec.extra.insert(crate::dialect::CARRIED_LINE, Value::Bool(true));
+            rec.extra.insert(crate::codec::CARRIED_LINE, Value::Bool(true));
             if repeats {
                 rec.extra.insert(REPEATS_DELTA, Value::Bool(true));
             }

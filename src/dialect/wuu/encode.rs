@@ -4,12 +4,14 @@ use indexmap::IndexMap;
 use serde_json::Value;
 
 use super::{ids, Ids};
+use crate::codec::Context;
+use crate::codec::{Dialect, Encode, Record, Sink};
 use crate::contract::Contract;
-use crate::dialect::{build_line, last_wins, refusal, write_sorted, Dialect, Encode, Record, Sink};
+use crate::dialect::util::{build_line, last_wins, refusal, write_sorted};
 use crate::json::{write_line, Field, Layout};
 use crate::model::Extra;
 use crate::model::{Arguments, Event, Outcome, Phase, Session, ToolResult, ToolStatus};
-use crate::normalize::{make_room, Context};
+use crate::normalize::make_room;
 use crate::report::Fate;
 
 #[cfg(test)]
@@ -138,12 +140,12 @@ impl Encoder {
 
 /// The wuu line a record carries through canonical (wuu's decoder carries some lines of a call
 /// to bash, `decode.rs`): its extra member `line`, or the line of an extension record marked
-/// [`crate::dialect::CARRIED_LINE`].
+/// [`crate::codec::CARRIED_LINE`].
 fn carried_line(rec: &Record) -> Option<Value> {
     if rec.extra.is_empty() || rec.extra.is_named() {
         return None;
     }
-    if rec.extra.contains_key(crate::dialect::CARRIED_LINE) {
+    if rec.extra.contains_key(crate::codec::CARRIED_LINE) {
         return match &rec.event {
             Event::Extension { line: line @ Value::Object(_) } => Some(line.clone()),
             _ => None,

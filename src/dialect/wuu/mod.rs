@@ -20,7 +20,8 @@ pub(crate) use encode::COPIES;
 
 use serde_json::{Map, Value};
 
-use crate::dialect::{own_kind, Dialect, Sniff};
+use crate::codec::{Dialect, Sniff};
+use crate::dialect::util::own_kind;
 
 /// Which of the run's ids the encoder writes on a line of a kind, from its own state. The
 /// decoder drops ones naming the current thread and turn there, and only there: on the other

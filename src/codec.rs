@@ -1,0 +1,459 @@
+//! The seams of a translation and what passes through them: the [`Dialect`] names, the
+//! [`Decode`] and [`Encode`] traits, the [`Record`] a decoder makes of a line, the [`Sink`] an
+//! encoder writes to, and the [`Context`] of the run an encoder reads. The registry that makes a
+//! dialect's decoder and encoder is [`crate::dialect`]; the adapters there, the normalizer and the
+//! pipeline meet here.
+
+use strum::IntoEnumIterator;
+
+use crate::json::object::Object;
+use crate::model::{Arguments, Event, Extra, Name, Text, Tokens};
+use crate::report::{Fate, Report};
+
+/// A stream format agentgate reads and writes.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    strum::EnumString,
+    strum::Display,
+    strum::EnumIter,
+    strum::IntoStaticStr,
+)]
+#[strum(serialize_all = "kebab-case")]
+pub enum Dialect {
+    Localcode,
+    Adal,
+    Wuu,
+    Loom,
+    BaseContext,
+    ClaudeCode,
+    Codex,
+    Canonical,
+    /// OpenTelemetry's OTLP/JSON: written, never read (not among [`Dialect::all`]).
+    Otlp,
+}
+
+impl Dialect {
+    pub fn name(self) -> &'static str {
+        self.into()
+    }
+
+    /// The dialects read and written: every stream format but the write-only targets.
+    pub fn all() -> impl Iterator<Item = Dialect> {
+        Dialect::iter().filter(|d| d.is_read())
+    }
+
+    pub fn names() -> Vec<&'static str> {
+        Dialect::all().map(Dialect::name).collect()
+    }
+
+    /// Every format agentgate writes: the dialects, and the targets it only writes (otlp).
+    pub fn targets() -> impl Iterator<Item = Dialect> {
+        Dialect::iter()
+    }
+
+    pub fn target_names() -> Vec<&'static str> {
+        Dialect::targets().map(Dialect::name).collect()
+    }
+
+    /// Whether agentgate reads this format (otlp it only writes).
+    pub fn is_read(self) -> bool {
+        self != Dialect::Otlp
+    }
+
+    /// The dialect's contract, from `mappings/<name>.json`.
+    pub fn contract(self) -> &'static crate::contract::Contract {
+        crate::contract::contract(self.name())
+    }
+
+    /// One line saying what the dialect is.
+    pub fn description(self) -> &'static str {
+        &self.contract().description
+    }
+}
+
+/// The extra member of a record that exists only to carry a line of its dialect through the
+/// canonical stream (a line the model has no event for and folds, or one written to close a
+/// copied stream): for that dialect's encoder to copy, and passed to no other.
+pub const CARRIED_LINE: &str = "carried_line";
+
+impl Dialect {
+    /// The extra members in which this dialect's records carry, in the canonical stream, the
+    /// line they were read from, for its encoder to write back: base-context's lines, wuu's
+    /// lines of a call to bash and claude-code's lines as `line`, codex's item lines as their
+    /// own `type` and `item` (and a turn's end its `usage` or `error`). They hold what the
+    /// record holds, so they name no member of the source that another target drops.
+    pub(crate) fn carried_line_members(self) -> &'static [&'static str] {
+        match self {
+            Dialect::BaseContext | Dialect::Wuu | Dialect::ClaudeCode => &["line"],
+            Dialect::Codex => &["type", "item", "usage", "error"],
+            _ => &[],
+        }
+    }
+}
+
+/// One canonical event with where it came from. `extra` holds the members of the source line
+/// that the event has no field for; an encoder of the same dialect writes them back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    pub event: Event,
+    pub origin: Dialect,
+    pub extra: Extra,
+    /// The line it was read from is the line its dialect's encoder writes for it, byte for
+    /// byte (see [`Decoded::verbatim_wanted`]): that encoder may copy the line instead.
+    pub verbatim: bool,
+}
+
+impl Record {
+    pub fn new(origin: Dialect, event: Event) -> Self {
+        Record { event, origin, extra: Extra::new(), verbatim: false }
+    }
+
+    pub fn with_extra(origin: Dialect, event: Event, extra: Extra) -> Self {
+        Record { event, origin, extra, verbatim: false }
+    }
+}
+
+/// Why a line could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineError {
+    pub message: String,
+    /// The rest of the stream cannot be read either (an unknown format version).
+    pub fatal: bool,
+}
+
+impl LineError {
+    pub fn bad(message: impl Into<String>) -> Self {
+        LineError { message: message.into(), fatal: false }
+    }
+
+    pub fn fatal(message: impl Into<String>) -> Self {
+        LineError { message: message.into(), fatal: true }
+    }
+}
+
+/// What a decoder made of one line: its records, and problems that did not stop it (a status
+/// and exit code that disagree, say).
+#[derive(Debug, Default)]
+pub struct Decoded {
+    pub records: Vec<Record>,
+    pub warnings: Vec<String>,
+    /// The line only repeats what an earlier line said (wuu's `command_*` twin of a `tool_*`
+    /// event): it has no records of its own, and nothing of it is lost.
+    pub folded: bool,
+    /// The target is the source's dialect, so a decoder may mark a record [`Record::verbatim`]
+    /// (set for the run, kept across lines).
+    pub verbatim_wanted: bool,
+    /// The target is canonical: a decoder whose dialect is written back by copying its lines
+    /// (base-context) carries each line whole, so that the canonical stream translated back
+    /// gives what the direct translation gives (set for the run).
+    pub carry_lines: bool,
+    /// The length of the line being decoded (for [`Object::compact_len`]).
+    pub line_len: usize,
+    /// The digest of the input a canonical stream was made from, as it states it: ids derived
+    /// from the input are derived from that, not from the canonical bytes, so that a second step
+    /// makes up the same ids the first would have.
+    pub input_digest: Option<String>,
+    /// The digests of the whole input a canonical stream was made from, as its terminal record
+    /// states them: what a target derives from the whole input (loom's `transcript_digest`)
+    /// comes from them (taken by the pipeline).
+    pub whole_input: Option<crate::codec::WholeDigests>,
+    /// `Some` when the target drops the members a record has no field for and only names them
+    /// in the report (a target other than the source's dialect and canonical): the shapes of
+    /// members whose keys the report's reader holds already. A decoder keeps members of one of
+    /// these shapes as the shape alone (`Extra::named`), without copying them (set for the
+    /// run; the pipeline adds to it).
+    pub named_shapes: Option<Vec<u64>>,
+}
+
+impl Decoded {
+    pub fn push(&mut self, record: Record) {
+        self.records.push(record);
+    }
+
+    /// The members left in `m`, as a record's extra members: as their shape alone where that
+    /// is all the target needs ([`Decoded::named_shapes`]), else copied.
+    pub fn extra(&self, m: Object<'_>) -> Extra {
+        match &self.named_shapes {
+            Some(known) if !m.is_empty() => {
+                let shape = Extra::shape_of(m.iter().map(|(k, _)| k));
+                if known.contains(&shape) {
+                    return Extra::named(shape);
+                }
+                m.into_extra()
+            }
+            _ => m.into_extra(),
+        }
+    }
+
+    pub fn warn(&mut self, message: impl Into<String>) {
+        self.warnings.push(message.into());
+    }
+
+    pub fn fold(&mut self) {
+        self.folded = true;
+    }
+
+    pub fn clear(&mut self) {
+        self.records.clear();
+        self.warnings.clear();
+        self.folded = false;
+    }
+}
+
+/// Decodes the lines of one dialect into canonical records. A decoder holds what it must
+/// remember between lines, and nothing that grows with the stream.
+pub trait Decode {
+    /// Decodes one line (already parsed as a JSON object), adding at least one record, or
+    /// folding it into what earlier lines said.
+    fn decode(&mut self, line: Object<'_>, out: &mut Decoded) -> Result<(), LineError>;
+
+    /// The input ended. A dialect without an in-stream terminal record (base-context) says here
+    /// how the run ended, from what it read.
+    fn finish(&mut self, _out: &mut Decoded) {}
+}
+
+/// Which names OpenTelemetry's metrics take (`--otlp-semconv`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Semconv {
+    /// The released conventions (v1.41.0): `gen_ai.client.token.usage`.
+    #[default]
+    Released,
+    /// The GenAI repository's current names: `gen_ai.client.inference.usage.*` counters and
+    /// `gen_ai.client.inference.operation.*` histograms.
+    Latest,
+}
+
+/// What an encoder may be told beside its dialect.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EncodeOptions {
+    /// base-context: write the `--json-deltas` form.
+    pub json_deltas: bool,
+    /// claude-code: write `stream_event` partials ahead of each `assistant` line, as
+    /// `--include-partial-messages` makes Claude Code do.
+    pub include_partial_messages: bool,
+    /// The time to write where the target needs one the source lacks, in seconds since the
+    /// Unix epoch (`SOURCE_DATE_EPOCH`); without it, the epoch itself, so output stays
+    /// deterministic.
+    pub source_date_epoch: Option<u64>,
+    /// The directory the agent runs in, where agentgate knows it (`exec`): what a target that
+    /// requires a working directory (base-context's session header) writes when the source
+    /// states none.
+    pub cwd: Option<String>,
+    /// otlp: which names the metrics take.
+    pub otlp_semconv: Semconv,
+    /// otlp: tools' arguments and results on their spans (they can hold private code and paths).
+    pub otlp_tool_content: bool,
+    /// Times are the records' arrival (`exec`), not made from the source's.
+    pub live_times: bool,
+}
+
+/// Where an encoder writes: the output buffer and the run's report.
+pub struct Sink<'a> {
+    pub out: &'a mut Vec<u8>,
+    pub report: &'a mut Report,
+    /// Writes the buffer out and empties it: the pipeline's output, for a line that grows
+    /// with the run (see [`Sink::spill`]). Without one the buffer keeps it all.
+    pub drain: Option<&'a mut Drain<'a>>,
+    /// The input line the records given now were read from; empty where there is none (the
+    /// records made at the end of the run). What a [`Record::verbatim`] record is written as.
+    pub line: &'a str,
+}
+
+/// What a [`Sink`] writes its buffer out with.
+pub type Drain<'a> = dyn FnMut(&mut Vec<u8>) + 'a;
+
+/// How much of a long line [`Sink::spill`] lets the buffer hold before it is written out.
+pub const SPILL_BLOCK: usize = 64 * 1024;
+
+impl<'a> Sink<'a> {
+    /// A sink that keeps all it is given in `out`.
+    pub fn new(out: &'a mut Vec<u8>, report: &'a mut Report) -> Self {
+        Sink { out, report, drain: None, line: "" }
+    }
+
+    /// Writes out what the buffer holds, once that is a block or more, where the sink has a
+    /// drain: called by an encoder between the parts of a line whose length grows with the
+    /// run (loom's `Session` lists every call; base-context's `agent_end` every message), so
+    /// that the line is never held whole a second time.
+    pub fn spill(&mut self) {
+        if self.out.len() >= SPILL_BLOCK {
+            if let Some(drain) = self.drain.as_mut() {
+                drain(self.out);
+            }
+        }
+    }
+}
+
+/// Encodes canonical records as the lines of one dialect.
+pub trait Encode {
+    /// Encodes one record, with the normalizer's view of the run so far.
+    fn encode(&mut self, record: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate;
+
+    /// Whether the dialect writes a session summary as one record. Where it does not, the
+    /// normalizer hands the encoder the summary's tool calls and usage as events instead.
+    fn carries_summaries(&self) -> bool {
+        false
+    }
+
+    /// Whether the encoder uses the digest of the whole input at the end of the run (loom's
+    /// `transcript_digest`, an id derived for adal's `complete`), given what the run has told
+    /// so far; asked after every line, and once it says no, the input is hashed no further.
+    /// Where it never says yes, the input is hashed only up to the first record, whose digest
+    /// seeds ids made at the start.
+    fn needs_whole_digest(&self, _ctx: &Context) -> bool {
+        false
+    }
+
+    /// The digest the encoder's ids and digests are made from: SHA-256, unless it only needs
+    /// to tell inputs apart.
+    fn digest_kind(&self) -> crate::framing::DigestKind {
+        crate::framing::DigestKind::Sha256
+    }
+
+    /// Whether the encoder reads a call's arguments when its result comes
+    /// ([`CallView::arguments`](crate::codec::CallView::arguments)), as localcode's
+    /// `tool_result` repeats them. An encoder that says no spares the normalizer a copy of
+    /// them for every call still open.
+    fn uses_call_arguments(&self) -> bool {
+        true
+    }
+
+    /// Whether the target matches results to calls by their ids (adal, wuu, base-context), so
+    /// that a source's id given to two calls must become two ids (see the normalizer). Not for
+    /// records of the target's own dialect: a stream translated to itself keeps its ids.
+    fn matches_calls_by_id(&self, _origin: Dialect) -> bool {
+        false
+    }
+
+    /// Whether the encoder reads the output streamed for a call when its result comes
+    /// ([`CallView::output`](crate::codec::CallView::output)), as the targets that put
+    /// the output on the result do. An encoder that says no spares the normalizer a copy of
+    /// every output delta.
+    fn uses_call_output(&self) -> bool {
+        true
+    }
+
+    /// Whether lines of the encoder's own dialect may be marked to be written as read
+    /// ([`Decoded::verbatim_wanted`]): not where an option asks for another form of them.
+    fn copies_own_lines(&self) -> bool {
+        true
+    }
+}
+
+/// How surely a line belongs to a dialect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Sniff {
+    No,
+    /// The line fits this dialect and others too.
+    Maybe,
+    /// The line is of this dialect.
+    Yes,
+}
+
+/// What encoders may know about the run beside the record in hand.
+#[derive(Debug, Clone, Default)]
+pub struct Context {
+    /// For a usage record: what it adds to the run (a snapshot's gain over the previous one).
+    pub delta: Tokens,
+    /// The run's totals so far, this record included.
+    pub totals: Tokens,
+    /// The current turn's totals so far.
+    pub turn_totals: Tokens,
+    /// For a tool result: whether it answers a call seen earlier in the stream.
+    pub matched: bool,
+    /// For a refusal: the call it names was already answered, as failed (wuu reports a refused
+    /// call as a failed one): the call has ended, and the refusal only says why the run stops.
+    pub answered: bool,
+    /// For a final answer: whether it needs no message of its own in a target that writes
+    /// answers as message text: its text is what the last message streamed, or it came after
+    /// its turn had ended (a recap, as wuu's result and localcode's result give it).
+    pub answer_streamed: bool,
+    /// For a text replacement (or a text end that states the text): the length in bytes of
+    /// the message text streamed before it, when the replacement only extends that text; `None`
+    /// when it rewrites it. A target that can only append text writes what is new.
+    pub extends: Option<usize>,
+    /// For a tool call or result: what the run knows of the call (its index in its round, and
+    /// for a result the call's name, arguments and the output streamed for it). Records are
+    /// not rewritten with these, so a canonical stream translates to itself unchanged.
+    pub call: CallView,
+    pub session_id: Option<String>,
+    pub model: Option<String>,
+    /// Lowercase hex digest of the input read so far ([`crate::framing::DigestKind`]: SHA-256
+    /// unless the encoder asked for another); set at the first record and before the terminal.
+    pub input_digest: String,
+    /// The dialect the input is decoded from.
+    pub source: Option<Dialect>,
+    /// `input_digest` is the one a canonical source stated for the input it was made from.
+    pub input_digest_stated: bool,
+    /// The digests of the whole input, both kinds, once known (before the terminal record):
+    /// what canonical output states on its terminal record, and what a canonical source
+    /// stated there for the input it was made from.
+    pub whole_input: Option<WholeDigests>,
+    /// The whole input's digests are the ones a canonical source stated.
+    pub whole_input_stated: bool,
+    /// The source's lines are marked to be written as read (the target is the source's
+    /// dialect: [`crate::codec::Decoded::verbatim_wanted`]), so a line the source wrote comes
+    /// as a record of its own, and an encoder writes none of the source's kind on its own
+    /// account (wuu's `command_*` twin of a `tool_*` line).
+    pub copying: bool,
+}
+
+/// The digests of a whole input: [`crate::framing::DigestKind::Both`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WholeDigests {
+    /// SHA-256, 64 lowercase hex digits.
+    pub sha256: String,
+    /// XXH3-128, 32 lowercase hex digits.
+    pub xxh3: String,
+}
+
+impl WholeDigests {
+    /// The one of the kind an encoder's ids are made from.
+    pub fn of_kind(&self, kind: crate::framing::DigestKind) -> &str {
+        match kind {
+            crate::framing::DigestKind::Distinct => &self.xxh3,
+            _ => &self.sha256,
+        }
+    }
+}
+
+impl Context {
+    /// A UUID made from the input digest: the same input gives the same id.
+    pub fn derived_uuid(&self) -> String {
+        let d = &self.input_digest;
+        if d.len() < 32 {
+            return "00000000-0000-8000-8000-000000000000".into();
+        }
+        // Version 8 (custom) and the RFC 4122 variant, so it parses as a UUID anywhere.
+        format!(
+            "{}-{}-8{}-{:x}{}-{}",
+            &d[0..8],
+            &d[8..12],
+            &d[13..16],
+            8 | (u8::from_str_radix(&d[16..17], 16).unwrap_or(0) & 3),
+            &d[17..20],
+            &d[20..32]
+        )
+    }
+}
+
+/// What the run knows of the tool call a record belongs to.
+#[derive(Debug, Clone, Default)]
+pub struct CallView {
+    pub index: Option<u64>,
+    /// The name of the call that a result, refusal or withdrawal answers; none for a call's own
+    /// record, which names it.
+    pub name: Option<Name>,
+    /// Kept only for an encoder that [uses them](crate::codec::Encode::uses_call_arguments).
+    pub arguments: Arguments,
+    /// Output streamed for the call before its result; kept only for an encoder that
+    /// [uses it](crate::codec::Encode::uses_call_output).
+    pub output: Option<Text>,
+}

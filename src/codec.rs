@@ -12,18 +12,7 @@ use crate::report::{Fate, Report};
 
 /// A stream format agentgate reads and writes.
 #[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    strum::EnumString,
-    strum::Display,
-    strum::EnumIter,
-    strum::IntoStaticStr,
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, strum::Display, strum::EnumIter, strum::IntoStaticStr,
 )]
 #[strum(serialize_all = "kebab-case")]
 pub enum Dialect {
@@ -37,6 +26,18 @@ pub enum Dialect {
     Canonical,
     /// OpenTelemetry's OTLP/JSON: written, never read (not among [`Dialect::all`]).
     Otlp,
+}
+
+impl std::str::FromStr for Dialect {
+    type Err = crate::error::Error;
+
+    /// A dialect by its name (`claude-code`, `otlp`), as [`Dialect::name`] gives it.
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        Dialect::targets().find(|d| d.name() == name).ok_or_else(|| crate::error::Error::UnknownDialect {
+            name: name.to_string(),
+            known: Dialect::target_names(),
+        })
+    }
 }
 
 impl Dialect {
@@ -232,6 +233,7 @@ pub enum Semconv {
 
 /// What an encoder may be told beside its dialect.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct EncodeOptions {
     /// base-context: write the `--json-deltas` form.
     pub json_deltas: bool,

@@ -5,17 +5,12 @@
 //! bytes ─▶ framing ─▶ Decoder<dialect> ─▶ canonical Event ─▶ Normalizer ─▶ Encoder<dialect> ─▶ bytes
 //! ```
 //!
-//! - [`json`]: the fast JSON layer (lines read as raw members, strings kept escaped, each
-//!   agent's writer's layout); it imports nothing else of the crate.
-//! - [`model`]: the canonical model, on [`json`] alone; it knows no dialect.
-//! - [`codec`]: the seams (the [`Dialect`] names, the decode and encode traits, the records
-//!   and the run's context that pass through them).
-//! - [`dialect`]: the registry and one folder per dialect, decoder and encoder side by side.
-//! - [`normalize`]: the usage ledger, id synthesis, outcome and terminal handling.
-//! - [`contract`]: the dialects' contracts, embedded from `mappings/`.
-//! - [`pipeline`]: the streaming translator.
-//!
-//! The library never prints: diagnostics and reports are values the caller shows.
+//! The API: [`translate`] (any [`Input`]: an `io::Read` is one) and [`translate_bytes`] and
+//! [`translate_str`] for a stream in memory, with [`Options`]; [`detect`], [`validate`] and
+//! [`summarize`]; the [`Dialect`] names; the canonical [`model`]; [`Error`] and the
+//! [`Diagnostic`]s a stream gives. The library never prints: diagnostics and reports are values
+//! the caller shows. The layers under it (see CONTRIBUTING.md): the JSON layer, the model, the
+//! seams between decoders, the normalizer and encoders, one folder per dialect, the pipeline.
 //!
 //! ```
 //! use agentgate::{translate_bytes, Dialect, Options};
@@ -39,17 +34,17 @@
 //!
 //! ```
 //! let codex = br#"{"type":"thread.started","thread_id":"t-1"}"#;
-//! assert_eq!(agentgate::pipeline::detect(&codex[..]), Ok(agentgate::Dialect::Codex));
+//! assert_eq!(agentgate::detect(&codex[..]), Ok(agentgate::Dialect::Codex));
 //! ```
 //!
 //! Whether a stream keeps its dialect's contract (each finding names its line and rule):
 //!
 //! ```
-//! use agentgate::contract::Severity;
+//! use agentgate::Severity;
 //!
 //! let adal = b"{\"type\":\"answer\",\"content\":\"Done.\"}\n";
 //! let mut problems = Vec::new();
-//! let dialect = agentgate::pipeline::validate(&adal[..], None, &mut |f| {
+//! let dialect = agentgate::validate(&adal[..], None, &mut |f| {
 //!     if f.severity == Severity::Problem {
 //!         problems.push(f.message)
 //!     }
@@ -61,25 +56,45 @@
 //! One run's figures, whatever its dialect (what `agentgate summary` prints per file):
 //!
 //! ```
-//! use agentgate::summary::summarize;
+//! use agentgate::summarize;
 //!
 //! let localcode = br#"{"type": "result", "status": "ok", "exit_code": 0, "reason": "completed", "final_text": "ok", "tokens": {"prompt": 12, "completion": 3, "total": 15}}"#;
 //! let run = summarize(&localcode[..], "run.jsonl", None, false);
-//! assert_eq!(run.outcome, Some(agentgate::model::Outcome::Completed));
+//! assert_eq!(run.outcome, Some(agentgate::Outcome::Completed));
 //! assert_eq!((run.tokens.input, run.tokens.output), (Some(12), Some(3)));
 //! ```
 
-pub mod codec;
-pub mod contract;
-pub mod dialect;
-pub mod framing;
-pub mod json;
+pub mod error;
 pub mod model;
+
+// The binary's, the benchmarks' and the tests' way in to the machinery: not part of the API,
+// and free to change (the API is what this page shows).
+#[doc(hidden)]
+pub mod codec;
+#[doc(hidden)]
+pub mod contract;
+#[doc(hidden)]
+pub mod dialect;
+#[doc(hidden)]
+pub mod framing;
+#[doc(hidden)]
+pub mod json;
+#[doc(hidden)]
 pub mod normalize;
+#[doc(hidden)]
 pub mod pipeline;
+#[doc(hidden)]
 pub mod readahead;
+#[doc(hidden)]
 pub mod report;
+#[doc(hidden)]
 pub mod summary;
 
-pub use codec::Dialect;
-pub use pipeline::{one_line, translate, translate_bytes, Diagnostic, Options, Stop, Summary};
+pub use codec::{Dialect, EncodeOptions, Semconv};
+pub use contract::{Finding, Severity};
+pub use error::{Diagnostic, Error, Stop};
+pub use framing::Input;
+pub use model::Outcome;
+pub use pipeline::{detect, translate, translate_bytes, translate_str, validate, Options, Summary};
+pub use report::Report;
+pub use summary::{summarize, totals, RunSummary, ToolCount};

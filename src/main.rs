@@ -71,15 +71,13 @@ fn main() -> ExitCode {
             command,
             ..
         }) => {
-            let encode = EncodeOptions {
-                json_deltas,
-                include_partial_messages,
-                otlp_semconv: semconv(&otlp_semconv),
-                otlp_tool_content,
-                // The agent runs now: its lines' arrival is their time.
-                live_times: true,
-                ..EncodeOptions::default()
-            };
+            let mut encode = EncodeOptions::default();
+            encode.json_deltas = json_deltas;
+            encode.include_partial_messages = include_partial_messages;
+            encode.otlp_semconv = semconv(&otlp_semconv);
+            encode.otlp_tool_content = otlp_tool_content;
+            // The agent runs now: its lines' arrival is their time.
+            encode.live_times = true;
             let stream_input = input_format == "stream-json";
             exec_command(&to, &from, timeout.as_deref(), &kill_after, encode, stream_input, &command)
         }
@@ -177,12 +175,12 @@ fn write_out(bytes: &[u8]) -> u8 {
     }
 }
 
-/// How messages name a file: `<stdin>` for `-`, else its path on one line ([`agentgate::one_line`]).
+/// How messages name a file: `<stdin>` for `-`, else its path on one line ([`agentgate::error::one_line`]).
 fn display(path: &Path) -> String {
     if path == Path::new("-") {
         "<stdin>".into()
     } else {
-        agentgate::one_line(&path.display().to_string()).into_owned()
+        agentgate::error::one_line(&path.display().to_string()).into_owned()
     }
 }
 
@@ -426,7 +424,7 @@ fn summary_command(
         if r.dialect.is_none() {
             unreadable = true;
             let why = r.problems.first().map_or("not a known dialect", String::as_str);
-            eprintln!("agentgate: {}", agentgate::one_line(&format!("{}: {why}", r.file)));
+            eprintln!("agentgate: {}", agentgate::error::one_line(&format!("{}: {why}", r.file)));
         }
     }
     let format =

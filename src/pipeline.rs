@@ -6,15 +6,14 @@
 //! and normalizer's small state, and the output buffer.
 
 use std::borrow::Cow;
-use std::fmt;
 use std::io::{self, Write};
 
 use serde_json::Value;
 
-use crate::codec::WholeDigests;
-use crate::codec::{Decode, Decoded, Dialect, Encode, EncodeOptions, Sink, Sniff};
+use crate::codec::{Decode, Decoded, Dialect, Encode, EncodeOptions, Sink, Sniff, WholeDigests};
 use crate::contract::{Finding, StreamCheck};
 use crate::dialect::Detector;
+pub use crate::error::{one_line, Diagnostic, Error, Stop};
 use crate::framing::{DigestKind, Frame, Input, Lines, DEFAULT_MAX_LINE_BYTES};
 use crate::json::object::{NotObject, Object};
 use crate::model::Event;
@@ -27,32 +26,53 @@ pub const DETECT_LINES: usize = 64;
 /// Output is written out at least this often, even when more input is buffered.
 const OUT_BLOCK: usize = 64 * 1024;
 
+/// What a translation is asked to do: [`Options::new`], then the builder methods for the
+/// rest. New options come with defaults, so code that builds its options this way keeps
+/// compiling.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Options {
     /// The source dialect; `None` detects it from the first lines.
     pub from: Option<Dialect>,
+    /// The target.
     pub to: Dialect,
+    /// The longest line read (bytes); a longer one is skipped with a diagnostic.
     pub max_line_bytes: usize,
     /// Stop at the first bad line (after writing the terminal record).
     pub strict: bool,
+    /// How the target is written (base-context's delta form, claude-code's partials, otlp's
+    /// conventions, the time to write where the source has none).
     pub encode: EncodeOptions,
 }
 
 impl Options {
+    /// From `from` (`None`: detected) to `to`, lenient, lines up to 64 MiB.
     pub fn new(from: Option<Dialect>, to: Dialect) -> Self {
         Options { from, to, max_line_bytes: DEFAULT_MAX_LINE_BYTES, strict: false, encode: EncodeOptions::default() }
     }
-}
 
-/// A problem with one input line (`line` 0: the stream as a whole).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Diagnostic {
-    pub line: u64,
-    pub message: String,
+    /// Stop at the first bad line ([`Stop::Strict`]).
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
+        self
+    }
+
+    /// The longest line read, in bytes.
+    pub fn max_line_bytes(mut self, bytes: usize) -> Self {
+        self.max_line_bytes = bytes;
+        self
+    }
+
+    /// How the target is written.
+    pub fn encode(mut self, encode: EncodeOptions) -> Self {
+        self.encode = encode;
+        self
+    }
 }
 
 /// How the translation of one stream ended.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Summary {
     pub report: Report,
     /// The source dialect, given or detected (`None`: it could not be told).
@@ -63,66 +83,6 @@ pub struct Summary {
     pub outcome: Option<crate::model::Outcome>,
     /// Whether the input had its own terminal record (else agentgate made one).
     pub terminal_in_stream: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Stop {
-    /// A bad line under `--strict`.
-    Strict(Diagnostic),
-    /// A line that makes the rest unreadable (an unknown format version).
-    Fatal(Diagnostic),
-    /// The dialect could not be detected.
-    Undetected(String),
-    /// Reading the input failed.
-    Read(String),
-}
-
-impl fmt::Display for Diagnostic {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}: {}", self.line, self.message)
-    }
-}
-
-impl Diagnostic {
-    /// The diagnostic as the command line prints it for input `name`: `name:LINE: message`, or
-    /// `name: message` for the stream as a whole, on one line whatever the message quotes from
-    /// the input (see [`one_line`]).
-    pub fn line_for(&self, name: &str) -> String {
-        let text = if self.line == 0 {
-            format!("{name}: {}", self.message)
-        } else {
-            format!("{name}:{}: {}", self.line, self.message)
-        };
-        one_line(&text).into_owned()
-    }
-}
-
-/// `text` with every character that would end a line early or reach a terminal as a control
-/// written as its JSON escape (`\n`, `\u001b`): the C0 and C1 controls, DEL, U+2028 and U+2029,
-/// which some readers take for line breaks, and the bidirectional overrides and isolates
-/// (U+202A–U+202E, U+2066–U+2069, the ones rustc warns of in source), which reorder what the
-/// terminal shows. A diagnostic quotes what the input said (a value no variant matched, say), and
-/// a stream can say anything: this keeps each diagnostic on its one line, shown as it is, and an
-/// escape sequence in a transcript from moving the cursor of the terminal that reads them. Text
-/// without such characters comes back as it is.
-pub fn one_line(text: &str) -> Cow<'_, str> {
-    let unsafe_char = |c: char| {
-        c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-    };
-    if !text.chars().any(unsafe_char) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if unsafe_char(c) => out.push_str(&format!("\\u{:04x}", u32::from(c))),
-            c => out.push(c),
-        }
-    }
-    Cow::Owned(out)
 }
 
 /// Translates one stream (one run). Diagnostics go to `diag` as they happen. Only a failure to
@@ -256,12 +216,7 @@ pub fn translate_ending<R: Input, W: Write>(
         run.flush(lines.would_wait())?;
     }
 
-    let why = stopped.as_ref().map(|stop| match stop {
-        Stop::Strict(d) => format!("stopped at bad input, line {}: {}", d.line, d.message),
-        Stop::Fatal(d) => format!("input refused at line {}: {}", d.line, d.message),
-        Stop::Undetected(w) => format!("cannot tell the input's dialect: {w}"),
-        Stop::Read(e) => format!("cannot read the input: {e}"),
-    });
+    let why = stopped.as_ref().map(Stop::to_string);
     let terminal_in_stream = run.norm.terminal_done();
     run.finish(why, &lines, diag, end);
     run.flush(true)?;
@@ -708,6 +663,32 @@ pub fn translate_bytes(input: &[u8], opts: &Options) -> (Vec<u8>, Summary, Vec<D
     let mut diags = Vec::new();
     let summary = translate(input, &mut out, opts, &mut |d| diags.push(d)).expect("writing to memory cannot fail");
     (out, summary, diags)
+}
+
+/// Translates a whole stream held in a string: the target's lines, or why the stream was not
+/// translated to its end (its dialect could not be told, a line refused the stream, or the
+/// first bad line under [`Options::strict`]). Bad lines otherwise are skipped, as the command
+/// line skips them; [`translate_bytes`] gives their diagnostics.
+///
+/// ```
+/// use agentgate::{translate_str, Dialect, Options};
+///
+/// let localcode = r#"{"type": "result", "status": "ok", "exit_code": 0, "reason": "completed", "final_text": "Done.", "tokens": {"prompt": 3, "completion": 1, "total": 4}}"#;
+/// let adal = translate_str(localcode, &Options::new(None, Dialect::Adal)).unwrap();
+/// let lines: Vec<&str> = adal.lines().collect();
+/// assert_eq!(lines[0], r#"{"type":"answer","content":"Done."}"#);
+/// assert!(lines[1].starts_with(r#"{"type":"complete","exit_code":0,"session_id":"#));
+///
+/// let unknown = translate_str("{\"hello\":1}", &Options::new(None, Dialect::Adal));
+/// assert!(matches!(unknown, Err(agentgate::Error::Stopped(agentgate::Stop::Undetected(_)))));
+/// ```
+pub fn translate_str(input: &str, opts: &Options) -> Result<String, Error> {
+    let (out, summary, _) = translate_bytes(input.as_bytes(), opts);
+    match summary.stopped {
+        Some(stop) => Err(Error::Stopped(stop)),
+        // Encoders write UTF-8 only (input that was not is mended first).
+        None => Ok(String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())),
+    }
 }
 
 /// Tells the dialect of a stream from its first lines (at most [`DETECT_LINES`]).

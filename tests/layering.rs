@@ -98,3 +98,12 @@ fn no_files_import_each_other_around_a_circle() {
         visit(u, &graph, &mut Vec::new(), &mut done);
     }
 }
+
+#[test]
+fn every_source_file_says_what_it_is_for() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = BTreeMap::new();
+    sources(&root, &root, &mut files);
+    let undocumented: Vec<_> = files.iter().filter(|(_, text)| !text.starts_with("//!")).map(|(f, _)| f).collect();
+    assert!(undocumented.is_empty(), "files without a `//!` first line: {undocumented:?}");
+}

@@ -1,3 +1,5 @@
+//! Reading adal: its six kinds into canonical records (tool calls and results matched by id).
+
 use serde_json::Value;
 
 use crate::codec::{Decode, Decoded, Dialect, LineError, Record};

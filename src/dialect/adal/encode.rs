@@ -1,3 +1,6 @@
+//! Writing adal: calls, results, refusals, the answer and `complete` last, with the exit code
+//! its outcome calls for and a session id (derived from the input where the source names none).
+
 use serde_json::{json, Value};
 
 use crate::codec::Context;

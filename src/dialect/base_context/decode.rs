@@ -1,3 +1,7 @@
+//! Reading base-context: the session header, agent loops, turns, messages and tool executions
+//! into canonical records; usage per assistant message (its cost too), and the run's outcome
+//! from the last assistant message once the last loop settled.
+
 use crate::model::Name;
 use std::borrow::Cow;
 use std::collections::HashSet;

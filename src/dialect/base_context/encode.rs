@@ -1,3 +1,7 @@
+//! Writing base-context: the session header, each loop's events and messages as
+//! `JSON.stringify` writes them (plain or `--json-deltas`), usage and cost on each assistant
+//! message; a base-context source's own lines are copied (`copy.rs`).
+
 use std::ops::Range;
 
 use indexmap::IndexMap;

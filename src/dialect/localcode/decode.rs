@@ -1,3 +1,6 @@
+//! Reading localcode: counts written as strings read as numbers (with a diagnostic where one is
+//! no count), tool calls matched by index, `result` as the terminal record.
+
 use serde_json::Value;
 
 use crate::codec::{Decode, Decoded, Dialect, LineError, Record};

@@ -1,3 +1,6 @@
+//! Writing localcode: Python's `json.dumps` layout, counts as strings but for the `result`
+//! line's tokens, text cut to the spec's limits, `result` last.
+
 use std::borrow::Cow;
 
 use serde_json::{Map, Value};

@@ -1,3 +1,6 @@
+//! Reading loom: each line's `kind` becomes canonical records; a `Session` line's summary is
+//! kept whole (its tool calls, usage and cost), and `Terminal` gives the run's outcome.
+
 use compact_str::ToCompactString;
 use serde_json::{Map, Value};
 

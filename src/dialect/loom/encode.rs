@@ -1,3 +1,7 @@
+//! Writing loom: lines with members sorted at every depth; per-turn `Usage` from the run's
+//! ledger, a `Session` summary for a run from another dialect, `Terminal` last with the
+//! `exit_status` its stop reason calls for.
+
 use std::hash::Hasher;
 
 use indexmap::IndexSet;

@@ -1,3 +1,7 @@
+//! Reading wuu: thread, turn, message, usage and tool events into canonical records; a bash
+//! call's `command_*` twin is folded into its `tool_*` events (one call), and carried whole to
+//! a canonical target.
+
 use crate::model::Name;
 use indexmap::IndexMap;
 use serde_json::Value;

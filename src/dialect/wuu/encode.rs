@@ -1,3 +1,6 @@
+//! Writing wuu: Go's layout (keys sorted, `<>&` escaped), the thread's and turn's ids on
+//! progress events, cumulative usage per turn, a bash call's `command_*` twins, `result` last.
+
 use std::borrow::Cow;
 
 use indexmap::IndexMap;

@@ -1,6 +1,6 @@
 //! The command line, defined once: `--help` and the usage errors come from here.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::builder::PossibleValuesParser;
 use clap::{Args, Parser, Subcommand};
@@ -242,4 +242,43 @@ fn from_values() -> PossibleValuesParser {
     let mut names = vec!["auto"];
     names.extend(Dialect::names());
     PossibleValuesParser::new(names)
+}
+
+/// A first word that is no file but nearly a command's name (`agentgate sumary runs/`) is
+/// a typo, not an input: say which command was meant (exit 2) rather than ask for `--to`.
+pub fn mistyped_command() -> Option<u8> {
+    use clap::CommandFactory;
+    let word = std::env::args().nth(1)?;
+    if word.starts_with('-') || Path::new(&word).exists() {
+        return None;
+    }
+    let cli = Cli::command();
+    let names: Vec<&str> = cli.get_subcommands().map(|c| c.get_name()).collect();
+    if names.contains(&word.as_str()) {
+        return None;
+    }
+    // One edit in a short name, two in a longer one: a typo, not another word.
+    let near = names
+        .iter()
+        .copied()
+        .filter(|n| distance(&word, n) <= (n.len() / 3).clamp(1, 2))
+        .min_by_key(|n| distance(&word, n))?;
+    eprintln!("agentgate: unknown command '{word}'; did you mean '{near}'? (see agentgate --help)");
+    Some(2)
+}
+
+/// The edit distance between two short words (Levenshtein).
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(row[j + 1] + 1);
+            prev = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
 }

@@ -262,6 +262,10 @@ pub struct Contract {
     /// How each canonical outcome is written.
     #[serde(default)]
     pub outcomes: IndexMap<String, Map<String, Value>>,
+    /// The exit status the agent itself gives when a signal ends it before its stream says how
+    /// its run ended, by signal name (base-context: 128 + the signal, for the three it handles).
+    #[serde(default)]
+    pub signal_exit: IndexMap<String, u8>,
     /// Tables a decoder reads outcomes with.
     #[serde(default)]
     pub decode: Map<String, Value>,

@@ -66,7 +66,10 @@ fn the_json_layer_imports_nothing_else_and_the_model_only_it() {
     assert_eq!(model, ["json"], "model/ imports");
     // The seams depend on the model and below, never on an adapter or the pipeline.
     for to in graph.get("codec").into_iter().flatten() {
-        assert!(["json", "model", "report", "contract", "framing", "error"].contains(&to.as_str()), "codec imports {to}");
+        assert!(
+            ["json", "model", "report", "contract", "framing", "error"].contains(&to.as_str()),
+            "codec imports {to}"
+        );
     }
 }
 

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 
-use agentgate::codec::{Decoded, Dialect, EncodeOptions, Record, Sink};
+use agentgate::codec::{Decoded, Dialect, EncodeOptions, Encoding, Record, Sink};
 use agentgate::framing::{Frame, Lines};
 use agentgate::json::object::Object;
 use agentgate::normalize::Normalizer;
@@ -97,16 +97,16 @@ fn bench(c: &mut Criterion) {
                 || records.clone(),
                 |records| {
                     let mut encoder = to.encoder(&EncodeOptions::default());
-                    let mut norm = Normalizer::new(*source);
+                    let mut norm = Normalizer::new(*source, to, encoder.hints());
                     let (mut out, mut report) = (Vec::with_capacity(1 << 20), Report::default());
                     let mut sink = Sink::new(&mut out, &mut report);
                     for rec in records {
-                        norm.process(rec, encoder.as_mut(), &mut sink);
+                        norm.process(rec, &mut Encoding::new(encoder.as_mut(), &mut sink));
                         if sink.out.len() > 1 << 20 {
                             sink.out.clear();
                         }
                     }
-                    norm.finish(None, encoder.as_mut(), &mut sink);
+                    norm.finish(None, &mut Encoding::new(encoder.as_mut(), &mut sink));
                     out.len()
                 },
                 BatchSize::LargeInput,

@@ -293,16 +293,52 @@ impl<'a> Sink<'a> {
     }
 }
 
+/// What an encoder is and needs of the run beyond each record, told once at its start, as
+/// data: how the normalizer is to hand it the run, and the speed hints. Each of the last four
+/// `false` spares the run the work of keeping something for it; the output is the same either
+/// way (the digest aside, whose kind the ids are made from).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hints {
+    /// The dialect writes a session summary as one record. Where it does not, the normalizer
+    /// hands the encoder the summary's tool calls and usage as events instead.
+    pub carries_summaries: bool,
+    /// The target matches results to calls by their ids (adal, wuu, base-context...), so that
+    /// a source's id given to two calls must become two ids (see the normalizer). Not for
+    /// records of the target's own dialect: a stream translated to itself keeps its ids.
+    pub matches_calls_by_id: bool,
+    /// The encoder reads a call's arguments when its result comes ([`CallView::arguments`]),
+    /// as localcode's `tool_result` repeats them; no spares the normalizer a copy of them for
+    /// every call still open.
+    pub call_arguments: bool,
+    /// The encoder reads the output streamed for a call when its result comes
+    /// ([`CallView::output`]), as the targets that put the output on the result do; no spares
+    /// the normalizer a copy of every output delta.
+    pub call_output: bool,
+    /// Lines of the encoder's own dialect may be marked to be written as read
+    /// ([`Decoded::verbatim_wanted`]): not where an option asks for another form of them.
+    pub copies_own_lines: bool,
+    /// The digest the encoder's ids and digests are made from: SHA-256, unless it only needs
+    /// to tell inputs apart (or wants both, canonical).
+    pub digest: crate::framing::DigestKind,
+}
+
+impl Default for Hints {
+    fn default() -> Self {
+        Hints {
+            carries_summaries: false,
+            matches_calls_by_id: false,
+            call_arguments: true,
+            call_output: true,
+            copies_own_lines: true,
+            digest: crate::framing::DigestKind::Sha256,
+        }
+    }
+}
+
 /// Encodes canonical records as the lines of one dialect.
 pub trait Encode {
     /// Encodes one record, with the normalizer's view of the run so far.
     fn encode(&mut self, record: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate;
-
-    /// Whether the dialect writes a session summary as one record. Where it does not, the
-    /// normalizer hands the encoder the summary's tool calls and usage as events instead.
-    fn carries_summaries(&self) -> bool {
-        false
-    }
 
     /// Whether the encoder uses the digest of the whole input at the end of the run (loom's
     /// `transcript_digest`, an id derived for adal's `complete`), given what the run has told
@@ -313,39 +349,9 @@ pub trait Encode {
         false
     }
 
-    /// The digest the encoder's ids and digests are made from: SHA-256, unless it only needs
-    /// to tell inputs apart.
-    fn digest_kind(&self) -> crate::framing::DigestKind {
-        crate::framing::DigestKind::Sha256
-    }
-
-    /// Whether the encoder reads a call's arguments when its result comes
-    /// ([`CallView::arguments`](crate::codec::CallView::arguments)), as localcode's
-    /// `tool_result` repeats them. An encoder that says no spares the normalizer a copy of
-    /// them for every call still open.
-    fn uses_call_arguments(&self) -> bool {
-        true
-    }
-
-    /// Whether the target matches results to calls by their ids (adal, wuu, base-context), so
-    /// that a source's id given to two calls must become two ids (see the normalizer). Not for
-    /// records of the target's own dialect: a stream translated to itself keeps its ids.
-    fn matches_calls_by_id(&self, _origin: Dialect) -> bool {
-        false
-    }
-
-    /// Whether the encoder reads the output streamed for a call when its result comes
-    /// ([`CallView::output`](crate::codec::CallView::output)), as the targets that put
-    /// the output on the result do. An encoder that says no spares the normalizer a copy of
-    /// every output delta.
-    fn uses_call_output(&self) -> bool {
-        true
-    }
-
-    /// Whether lines of the encoder's own dialect may be marked to be written as read
-    /// ([`Decoded::verbatim_wanted`]): not where an option asks for another form of them.
-    fn copies_own_lines(&self) -> bool {
-        true
+    /// What the encoder needs kept for it: asked once, when the run starts ([`Hints`]).
+    fn hints(&self) -> Hints {
+        Hints::default()
     }
 }
 
@@ -458,4 +464,34 @@ pub struct CallView {
     /// Output streamed for the call before its result; kept only for an encoder that
     /// [uses it](crate::codec::Encode::uses_call_output).
     pub output: Option<Text>,
+}
+
+/// Where the normalizer hands each record, with the run's context as it stands for it: the
+/// pipeline's encoder, into its sink ([`Encoding`]). The normalizer knows no encoder; it
+/// reports through [`Emit::report`] what it made up or dropped.
+pub trait Emit {
+    fn emit(&mut self, record: &Record, ctx: &Context) -> Fate;
+    fn report(&mut self) -> &mut Report;
+}
+
+/// An encoder writing into a sink: what the normalizer's records go to.
+pub struct Encoding<'e, 's, 'o> {
+    pub encoder: &'e mut dyn Encode,
+    pub sink: &'s mut Sink<'o>,
+}
+
+impl<'e, 's, 'o> Encoding<'e, 's, 'o> {
+    pub fn new(encoder: &'e mut dyn Encode, sink: &'s mut Sink<'o>) -> Self {
+        Encoding { encoder, sink }
+    }
+}
+
+impl Emit for Encoding<'_, '_, '_> {
+    fn emit(&mut self, record: &Record, ctx: &Context) -> Fate {
+        self.encoder.encode(record, ctx, self.sink)
+    }
+
+    fn report(&mut self) -> &mut Report {
+        self.sink.report
+    }
 }

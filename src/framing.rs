@@ -379,16 +379,14 @@ struct Handoff {
     spare: mpsc::Receiver<Vec<u8>>,
 }
 
-/// Bytes gathered before they go to the hashing thread: four reads. 256 KB had most of the gain
-/// here (base-context to loom, 200 MB: 313 against 380 ms when each read went over alone) for
-/// 0.4 MB more peak RSS; 1 MB no more gain, for 3.5 MB.
+/// Bytes gathered before they go to the hashing thread: four reads, where most of the gain of
+/// batching was (docs/performance.md, "Tuning notes").
 const HASH_BATCH: usize = 4 * BLOCK;
 
 /// Batches waiting for the hashing thread beside the one it hashes. With none (a rendezvous),
-/// every hand-over waited for the thread to wake and take it, spinning in `sched_yield` on this
-/// 2-vCPU machine: localcode to loom, 200 MB, spent 0.3 to 1.3 s in the kernel and ran at 0.75
-/// of the raw floor; with one, 0.05 s and 1.0. Two gained nothing more. At most four batches
-/// are held: one gathered, one waiting, one hashed, one on its way back.
+/// every hand-over waited for the thread to wake and take it (docs/performance.md, "Tuning
+/// notes"). At most four batches are held: one gathered, one waiting, one hashed, one on its
+/// way back.
 const HASH_WAITING: usize = 1;
 
 impl Handoff {

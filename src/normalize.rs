@@ -15,7 +15,7 @@ use std::hash::{BuildHasher, Hash};
 
 use indexmap::{Equivalent, IndexMap};
 
-use crate::codec::{CallView, Context, Dialect, Encode, Record, Sink, WholeDigests};
+use crate::codec::{CallView, Context, Dialect, Emit, Hints, Record, WholeDigests};
 use crate::contract::FnvBuild;
 use crate::model::{
     Arguments, Basis, Event, Name, Outcome, Scope, Terminal, Text, Tokens, ToolCall, ToolResult, ToolStatus, Usage,
@@ -81,6 +81,9 @@ struct OpenCall {
 
 pub struct Normalizer {
     ctx: Context,
+    /// The target, and what its encoder is and needs ([`Hints`]).
+    target: Dialect,
+    hints: Hints,
     // This table and the snapshots are looked up for every call and usage record, and held to
     // a bound size (MAX_OPEN_CALLS, MAX_SNAPSHOTS): hashed with FNV-1a, as the contracts' tables
     // are, rather than SipHash, whose guard against chosen keys matters little where a table
@@ -117,9 +120,13 @@ pub struct Normalizer {
 }
 
 impl Normalizer {
-    pub fn new(source: Dialect) -> Self {
+    /// The normalizer of a run read as `source`, written as `target` by an encoder with these
+    /// hints.
+    pub fn new(source: Dialect, target: Dialect, hints: Hints) -> Self {
         Normalizer {
             ctx: Context { source: Some(source), ..Context::default() },
+            target,
+            hints,
             open: IndexMap::default(),
             calls: 0,
             round_calls: 0,
@@ -181,7 +188,7 @@ impl Normalizer {
     }
 
     /// Passes one record through to the encoder.
-    pub fn process(&mut self, mut rec: Record, enc: &mut dyn Encode, sink: &mut Sink<'_>) -> Fate {
+    pub fn process(&mut self, mut rec: Record, out: &mut dyn Emit) -> Fate {
         if self.terminal_done {
             // One diagnostic per line: a line that decodes to several records after the
             // terminal (a localcode result is a final answer and a terminal) is named once.
@@ -198,15 +205,15 @@ impl Normalizer {
                 self.diagnostics.push(message);
             }
             self.flagged_line = true;
-            sink.report.dropped_kind(&format!("{kind} after terminal"));
+            out.report().dropped_kind(&format!("{kind} after terminal"));
             return Fate::Dropped;
         }
         if let Event::SessionSummary(summary) = &rec.event {
             if self.ctx.model.is_none() {
                 self.ctx.model = summary.model.clone();
             }
-            if !enc.carries_summaries() {
-                return self.expand(rec, enc, sink);
+            if !self.hints.carries_summaries {
+                return self.expand(rec, out);
             }
         }
         self.ctx.delta = Tokens::default();
@@ -231,7 +238,7 @@ impl Normalizer {
             | Event::ToolCall(_) => self.turn_closed = false,
             _ => {}
         }
-        if enc.matches_calls_by_id(rec.origin) {
+        if self.hints.matches_calls_by_id && rec.origin != self.target {
             self.distinct_ids(&mut rec.event);
         }
         match &mut rec.event {
@@ -277,7 +284,7 @@ impl Normalizer {
                 // table then rather than being copied now.
             }
             // The output is kept for the call's result only where the encoder reads it there.
-            Event::ToolOutput { id, text, accumulated } if enc.uses_call_output() => {
+            Event::ToolOutput { id, text, accumulated } if self.hints.call_output => {
                 let key = id.as_deref().or_else(|| self.open.keys().last().map(Name::as_str));
                 if let Some(call) = key.and_then(|k| self.open.get_index_of(k)).map(|i| &mut self.open[i]) {
                     if *accumulated {
@@ -363,7 +370,7 @@ impl Normalizer {
             }
             Event::Terminal(t) => {
                 if let Some(stated) = t.usage {
-                    self.reconcile(&stated, rec.origin, enc, sink);
+                    self.reconcile(&stated, rec.origin, out);
                 }
                 self.complete_terminal(t);
                 self.terminal_done = true;
@@ -371,12 +378,12 @@ impl Normalizer {
             }
             _ => {}
         }
-        let fate = enc.encode(&rec, &self.ctx, sink);
+        let fate = out.emit(&rec, &self.ctx);
         if let Event::ToolCall(call) = rec.event {
             let open = OpenCall {
                 index: self.ctx.call.index,
                 name: call.name,
-                arguments: if enc.uses_call_arguments() { call.arguments } else { Arguments::default() },
+                arguments: if self.hints.call_arguments { call.arguments } else { Arguments::default() },
                 output: Text::default(),
             };
             self.open.insert(call.id.unwrap_or_default(), open);
@@ -386,7 +393,7 @@ impl Normalizer {
 
     /// A session summary for a target that has no such record: its tool calls (answered ones
     /// with their results) and its usage, as events.
-    fn expand(&mut self, rec: Record, enc: &mut dyn Encode, sink: &mut Sink<'_>) -> Fate {
+    fn expand(&mut self, rec: Record, out: &mut dyn Emit) -> Fate {
         let Event::SessionSummary(summary) = rec.event else { unreachable!("expand is called with a summary") };
         let origin = rec.origin;
         let mut fate = Fate::Absorbed;
@@ -398,7 +405,7 @@ impl Normalizer {
                 arguments: Arguments::default(),
                 id_made: false,
             };
-            fate = fate.max(self.process(Record::new(origin, Event::ToolCall(tool_call)), enc, sink));
+            fate = fate.max(self.process(Record::new(origin, Event::ToolCall(tool_call)), out));
             if call.answered {
                 let result = ToolResult {
                     id: Some(call.id.as_str().into()),
@@ -409,7 +416,7 @@ impl Normalizer {
                     error: None,
                     arguments: Arguments::default(),
                 };
-                fate = fate.max(self.process(Record::new(origin, Event::ToolResult(result)), enc, sink));
+                fate = fate.max(self.process(Record::new(origin, Event::ToolResult(result)), out));
             }
         }
         if !summary.tokens.is_empty() {
@@ -421,27 +428,27 @@ impl Normalizer {
                 model: summary.model.as_deref().map(Name::from),
                 tokens: summary.tokens,
             };
-            fate = fate.max(self.process(Record::new(origin, Event::Usage(usage)), enc, sink));
+            fate = fate.max(self.process(Record::new(origin, Event::Usage(usage)), out));
         }
         if let Some(usd) = summary.cost_usd.as_ref().and_then(serde_json::Number::as_f64) {
             let cost = Event::Cost { usd, total: false, parts: serde_json::Map::new() };
-            fate = fate.max(self.process(Record::new(origin, cost), enc, sink));
+            fate = fate.max(self.process(Record::new(origin, cost), out));
         }
         fate
     }
 
     /// Ends the run: makes the terminal record when the input had none. `why` overrides the
     /// reason (a fatal input problem, say).
-    pub fn finish(&mut self, why: Option<String>, enc: &mut dyn Encode, sink: &mut Sink<'_>) {
+    pub fn finish(&mut self, why: Option<String>, out: &mut dyn Emit) {
         if self.terminal_done {
             return;
         }
         let mut t = Terminal::new(Outcome::Incomplete);
         t.reason = Some(why.unwrap_or_else(|| ENDED_EARLY.to_string()));
         t.synthesized = true;
-        sink.report.synthesized("terminal");
+        out.report().synthesized("terminal");
         let origin = self.ctx.source.unwrap_or(Dialect::Canonical);
-        self.process(Record::new(origin, Event::Terminal(t)), enc, sink);
+        self.process(Record::new(origin, Event::Terminal(t)), out);
     }
 
     /// Keeps call ids distinct for a target that matches results to calls by id. A source may
@@ -553,7 +560,7 @@ impl Normalizer {
 
     /// A terminal record that states more usage than the stream reported: the difference goes
     /// through the ledger as one run-scoped delta, so every target's totals add up.
-    fn reconcile(&mut self, stated: &Tokens, origin: Dialect, enc: &mut dyn Encode, sink: &mut Sink<'_>) {
+    fn reconcile(&mut self, stated: &Tokens, origin: Dialect, out: &mut dyn Emit) {
         let mut gap = stated.since(&self.ctx.totals);
         if gap.total.is_none() {
             gap.total = stated.effective_total().map(|t| t.saturating_sub(self.ctx.totals.total.unwrap_or(0)));
@@ -566,8 +573,8 @@ impl Normalizer {
         }
         let usage = Usage { scope: Scope::Run, basis: Basis::Delta, final_: true, of: None, model: None, tokens: gap };
         self.account(&usage);
-        sink.report.synthesized("usage");
-        enc.encode(&Record::new(origin, Event::Usage(usage)), &self.ctx, sink);
+        out.report().synthesized("usage");
+        out.emit(&Record::new(origin, Event::Usage(usage)), &self.ctx);
     }
 
     fn complete_terminal(&mut self, t: &mut Terminal) {
@@ -600,6 +607,7 @@ impl Normalizer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::{Encode, Encoding, Sink};
     use crate::report::Report;
 
     /// An encoder that remembers what it was given.
@@ -616,15 +624,15 @@ mod tests {
     }
 
     fn run(events: Vec<Event>) -> (Spy, Report) {
-        let mut n = Normalizer::new(Dialect::Canonical);
+        let mut n = Normalizer::new(Dialect::Canonical, Dialect::Canonical, Hints::default());
         let mut spy = Spy::default();
         let mut out = Vec::new();
         let mut report = Report::default();
         let mut sink = Sink::new(&mut out, &mut report);
         for e in events {
-            n.process(Record::new(Dialect::Canonical, e), &mut spy, &mut sink);
+            n.process(Record::new(Dialect::Canonical, e), &mut Encoding::new(&mut spy, &mut sink));
         }
-        n.finish(None, &mut spy, &mut sink);
+        n.finish(None, &mut Encoding::new(&mut spy, &mut sink));
         (spy, report)
     }
 
@@ -755,18 +763,17 @@ mod tests {
 
     #[test]
     fn a_second_terminal_is_dropped_and_reported() {
-        let mut n = Normalizer::new(Dialect::Canonical);
+        let mut n = Normalizer::new(Dialect::Canonical, Dialect::Canonical, Hints::default());
         let mut spy = Spy::default();
         let (mut out, mut report) = (Vec::new(), Report::default());
         let mut sink = Sink::new(&mut out, &mut report);
         for _ in 0..2 {
             n.process(
                 Record::new(Dialect::Canonical, Event::Terminal(Terminal::new(Outcome::Completed))),
-                &mut spy,
-                &mut sink,
+                &mut Encoding::new(&mut spy, &mut sink),
             );
         }
-        n.finish(None, &mut spy, &mut sink);
+        n.finish(None, &mut Encoding::new(&mut spy, &mut sink));
         assert_eq!(spy.seen.len(), 1);
         assert_eq!(n.take_diagnostics().len(), 1);
     }
@@ -785,6 +792,7 @@ mod tests {
 #[cfg(test)]
 mod bounded {
     use super::*;
+    use crate::codec::{Encode, Encoding, Sink};
     use crate::report::Report;
 
     struct Nothing;
@@ -796,13 +804,16 @@ mod bounded {
 
     #[test]
     fn calls_never_answered_do_not_grow_memory_without_bound() {
-        let mut n = Normalizer::new(Dialect::Canonical);
+        let mut n = Normalizer::new(Dialect::Canonical, Dialect::Canonical, Hints::default());
         let (mut out, mut report) = (Vec::new(), Report::default());
         let mut sink = Sink::new(&mut out, &mut report);
         for i in 0..(MAX_OPEN_CALLS * 3) {
             let call =
                 crate::model::ToolCall { id: Some(format!("c{i}").into()), name: "x".into(), ..Default::default() };
-            n.process(Record::new(Dialect::Canonical, Event::ToolCall(call)), &mut Nothing, &mut sink);
+            n.process(
+                Record::new(Dialect::Canonical, Event::ToolCall(call)),
+                &mut Encoding::new(&mut Nothing, &mut sink),
+            );
         }
         assert!(n.open.len() <= MAX_OPEN_CALLS);
         assert!(n.open.contains_key(format!("c{}", MAX_OPEN_CALLS * 3 - 1).as_str()), "the newest calls are kept");

@@ -10,7 +10,7 @@ use std::io::{self, Write};
 
 use serde_json::Value;
 
-use crate::codec::{Decode, Decoded, Dialect, Encode, EncodeOptions, Sink, Sniff, WholeDigests};
+use crate::codec::{Decode, Decoded, Dialect, Emit, Encode, EncodeOptions, Encoding, Sink, Sniff, WholeDigests};
 use crate::contract::{Finding, StreamCheck};
 use crate::dialect::Detector;
 pub use crate::error::{one_line, Diagnostic, Error, Stop};
@@ -121,7 +121,7 @@ pub fn translate_ending<R: Input, W: Write>(
     diag: &mut dyn FnMut(Diagnostic),
     end: EndHook<'_>,
 ) -> io::Result<Summary> {
-    let mut lines = Lines::with_digest(input, opts.max_line_bytes, encoder.digest_kind());
+    let mut lines = Lines::with_digest(input, opts.max_line_bytes, encoder.hints().digest);
     let mut stopped = None;
 
     // With --from auto, lines are held until the dialect is known, then replayed.
@@ -266,9 +266,9 @@ const DROPPED_FIELDS_HELD: usize = 32;
 
 impl<'o, W: Write> Run<'o, W> {
     fn new(opts: &'o Options, source: Option<Dialect>, encoder: Box<dyn Encode>, output: &'o mut W) -> Self {
-        let mut norm = Normalizer::new(source.unwrap_or(opts.to));
+        let mut norm = Normalizer::new(source.unwrap_or(opts.to), opts.to, encoder.hints());
         let whole_digest = encoder.needs_whole_digest(norm.context());
-        let copies = source == Some(opts.to) && verbatim_allowed() && encoder.copies_own_lines();
+        let copies = source == Some(opts.to) && verbatim_allowed() && encoder.hints().copies_own_lines;
         norm.set_copying(copies);
         Run {
             opts,
@@ -395,7 +395,7 @@ impl<'o, W: Write> Run<'o, W> {
                 }
             }
             if matches!(rec.event, Event::Terminal(_)) {
-                let kind = self.whole_digest.then(|| self.encoder.digest_kind());
+                let kind = self.whole_digest.then(|| self.encoder.hints().digest);
                 Self::whole_input(&mut self.norm, &mut stated_whole, kind, lines);
             }
             if rec.origin != self.opts.to && self.opts.to != Dialect::Canonical && !rec.extra.is_empty() {
@@ -432,7 +432,7 @@ impl<'o, W: Write> Run<'o, W> {
                     }
                 }
             }
-            fate = fate.max(Some(self.norm.process(rec, self.encoder.as_mut(), &mut sink)));
+            fate = fate.max(Some(self.norm.process(rec, &mut Encoding::new(self.encoder.as_mut(), &mut sink))));
         }
         self.report.line(fate);
         for message in self.norm.take_diagnostics() {
@@ -494,7 +494,7 @@ impl<'o, W: Write> Run<'o, W> {
         if self.norm.context().input_digest.is_empty() {
             self.norm.set_input_digest(lines.digest());
         }
-        let kind = self.whole_digest.then(|| self.encoder.digest_kind());
+        let kind = self.whole_digest.then(|| self.encoder.hints().digest);
         Self::whole_input(&mut self.norm, &mut self.decoded.whole_input, kind, lines);
         for set in self.dropped_fields.drain(..) {
             for key in &set.keys {
@@ -504,6 +504,7 @@ impl<'o, W: Write> Run<'o, W> {
         let (output, failed) = (&mut *self.output, &mut self.write_failed);
         let mut drain = |out: &mut Vec<u8>| drain(output, out, failed);
         let mut sink = Sink { out: &mut self.out, report: &mut self.report, drain: Some(&mut drain), line: "" };
+        let mut encoding = Encoding::new(self.encoder.as_mut(), &mut sink);
         if let (None, Some(decoder)) = (&why, self.decoder.as_mut()) {
             self.decoded.clear();
             decoder.finish(&mut self.decoded);
@@ -511,22 +512,18 @@ impl<'o, W: Write> Run<'o, W> {
                 diag(Diagnostic { line: 0, message });
             }
             for rec in self.decoded.records.drain(..) {
-                self.norm.process(rec, self.encoder.as_mut(), &mut sink);
+                self.norm.process(rec, &mut encoding);
             }
         }
         if !self.norm.terminal_done() {
             if let Some(mut t) = end() {
                 t.synthesized = true;
-                sink.report.synthesized("terminal");
+                encoding.report().synthesized("terminal");
                 let origin = self.norm.context().source.unwrap_or(Dialect::Canonical);
-                self.norm.process(
-                    crate::codec::Record::new(origin, Event::Terminal(t)),
-                    self.encoder.as_mut(),
-                    &mut sink,
-                );
+                self.norm.process(crate::codec::Record::new(origin, Event::Terminal(t)), &mut encoding);
             }
         }
-        self.norm.finish(why, self.encoder.as_mut(), &mut sink);
+        self.norm.finish(why, &mut encoding);
         for message in self.norm.take_diagnostics() {
             diag(Diagnostic { line: 0, message });
         }

@@ -3,7 +3,7 @@
 //! cache's look-ups, the kernel's copy) leaves the translating thread. [`crate::framing::Lines`]
 //! takes each block whole ([`Input::next_block`]) and frames its lines where they lie: only the
 //! start of a line that a block ended in is copied, into the next block's headroom (copying
-//! every block into the framing buffer was 4–6% of the translating thread's instructions).
+//! every block into the framing buffer cost more: docs/performance.md, "Tuning notes").
 //!
 //! It reads what is there and hands it over at once: a live stream's line comes through as soon
 //! as its writer wrote it, not when a block is full. Memory is bounded: `AHEAD` blocks wait at
@@ -15,13 +15,12 @@ use std::sync::mpsc;
 use crate::framing::{Block, Input, HEADROOM};
 
 /// The size of one read. Each block taken may wake the reading thread, which waits when
-/// [`AHEAD`] blocks are read: with 64 KB blocks the wake-ups cost the translating thread what
-/// the reads had (base-context to itself, 200 MB: 285 ms, against 280 reading here); with
-/// 256 KB, 262 ms.
+/// [`AHEAD`] blocks are read: smaller blocks, more wake-ups (measured: docs/performance.md,
+/// "Tuning notes").
 const BLOCK: usize = 256 * 1024;
 
 /// Blocks read and waiting to be taken, at most: with the one being framed and the one being
-/// read, four buffers of [`HEADROOM`] and [`BLOCK`], 1.25 MB.
+/// read, four buffers of [`HEADROOM`] and [`BLOCK`].
 const AHEAD: usize = 2;
 
 /// A buffer given back larger than this (one a long line grew) is let go rather than read

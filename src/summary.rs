@@ -148,16 +148,13 @@ impl Gather {
 }
 
 impl Encode for Gather {
-    fn uses_call_arguments(&self) -> bool {
-        false
-    }
-
-    fn uses_call_output(&self) -> bool {
-        false
-    }
-
-    fn carries_summaries(&self) -> bool {
-        true
+    fn hints(&self) -> crate::codec::Hints {
+        crate::codec::Hints {
+            carries_summaries: true,
+            call_arguments: false,
+            call_output: false,
+            ..crate::codec::Hints::default()
+        }
     }
 
     fn encode(&mut self, rec: &Record, ctx: &Context, _sink: &mut Sink<'_>) -> Fate {

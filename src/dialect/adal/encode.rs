@@ -130,14 +130,6 @@ fn status_word(s: ToolStatus) -> &'static str {
 }
 
 impl Encode for Encoder {
-    fn matches_calls_by_id(&self, origin: Dialect) -> bool {
-        origin != Dialect::Adal
-    }
-
-    fn uses_call_arguments(&self) -> bool {
-        false
-    }
-
     /// Only to derive `complete`'s session id, which a run that named its session does not
     /// need (base-context's header, wuu's thread, adal's own): hashing every byte of a long
     /// input costs a tenth of a translation's time or more.
@@ -147,8 +139,13 @@ impl Encode for Encoder {
 
     /// The derived session id only has to tell runs apart: XXH3-128 of the input, which keeps
     /// up with the translation on its own thread, where SHA-256 needs a second one.
-    fn digest_kind(&self) -> crate::framing::DigestKind {
-        crate::framing::DigestKind::Distinct
+    fn hints(&self) -> crate::codec::Hints {
+        crate::codec::Hints {
+            matches_calls_by_id: true,
+            call_arguments: false,
+            digest: crate::framing::DigestKind::Distinct,
+            ..crate::codec::Hints::default()
+        }
     }
 
     fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {

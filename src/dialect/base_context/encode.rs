@@ -1106,18 +1106,15 @@ fn content_of_a_message(event: &Event) -> bool {
 }
 
 impl Encode for Encoder {
-    fn matches_calls_by_id(&self, origin: Dialect) -> bool {
-        origin != Dialect::BaseContext
-    }
-
-    fn uses_call_arguments(&self) -> bool {
-        false
-    }
-
     /// A base-context stream is copied line by line (see `copy.rs`), unless `--json-deltas`
     /// asks for the delta form, which the source may not have.
-    fn copies_own_lines(&self) -> bool {
-        !self.deltas
+    fn hints(&self) -> crate::codec::Hints {
+        crate::codec::Hints {
+            matches_calls_by_id: true,
+            call_arguments: false,
+            copies_own_lines: !self.deltas,
+            ..crate::codec::Hints::default()
+        }
     }
 
     fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {

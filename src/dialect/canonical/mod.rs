@@ -284,25 +284,19 @@ impl Encoder {
 }
 
 impl Encode for Encoder {
-    fn uses_call_arguments(&self) -> bool {
-        false
-    }
-
-    fn uses_call_output(&self) -> bool {
-        false
-    }
-
-    fn carries_summaries(&self) -> bool {
-        true
-    }
-
     /// For `whole_input` on the terminal record (a canonical source's is passed on as read).
     fn needs_whole_digest(&self, ctx: &Context) -> bool {
         ctx.source != Some(Dialect::Canonical)
     }
 
-    fn digest_kind(&self) -> crate::framing::DigestKind {
-        crate::framing::DigestKind::Both
+    fn hints(&self) -> crate::codec::Hints {
+        crate::codec::Hints {
+            carries_summaries: true,
+            call_arguments: false,
+            call_output: false,
+            digest: crate::framing::DigestKind::Both,
+            ..crate::codec::Hints::default()
+        }
     }
 
     fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {

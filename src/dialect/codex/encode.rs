@@ -309,12 +309,8 @@ impl Encoder {
 }
 
 impl Encode for Encoder {
-    fn matches_calls_by_id(&self, origin: Dialect) -> bool {
-        origin != Dialect::Codex
-    }
-
-    fn uses_call_arguments(&self) -> bool {
-        false
+    fn hints(&self) -> crate::codec::Hints {
+        crate::codec::Hints { matches_calls_by_id: true, call_arguments: false, ..crate::codec::Hints::default() }
     }
 
     fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {

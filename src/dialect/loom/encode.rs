@@ -72,8 +72,8 @@ struct Mark {
     /// Where the call's id ends in `Calls::ids` (it starts where the one before ends).
     end: u32,
     /// The name's index in `Calls::names`, with [`ANSWERED`] and [`FAILED`] in its top bits: 8
-    /// bytes a call rather than 12 (with two flags of their own), which at 1 GB of localcode
-    /// (374 thousand calls, the list's room grown to 524 thousand) is 2 MB of peak memory.
+    /// bytes a call rather than 12 (with two flags of their own): see docs/performance.md on
+    /// memory.
     name: u32,
 }
 
@@ -145,8 +145,7 @@ impl Calls {
 
     /// The last call made under this id, when `again` is false and there is one; otherwise a
     /// call added at the end (named `name`), which the id then finds. `None` only past four
-    /// billion calls or 4 GiB of ids, which the table cannot count (far past any run: a 1 GB
-    /// stream made 374 thousand calls, 4 MB of ids).
+    /// billion calls or 4 GiB of ids, which the table cannot count (far past any run).
     fn entry(&mut self, id: &str, name: u32, again: bool) -> Option<&mut Mark> {
         if (self.list.len() + 1) * 4 > self.table.len() * 3 {
             self.grow();
@@ -481,14 +480,6 @@ impl Encoder {
 }
 
 impl Encode for Encoder {
-    fn uses_call_arguments(&self) -> bool {
-        false
-    }
-
-    fn uses_call_output(&self) -> bool {
-        false
-    }
-
     /// For the `transcript_digest` of the Session line a run from another dialect becomes. A
     /// loom run's own records are written as they are (its Session line with them), and every
     /// record of it, the normalizer's included, has loom's origin: it needs none.
@@ -496,8 +487,13 @@ impl Encode for Encoder {
         ctx.source != Some(Dialect::Loom)
     }
 
-    fn carries_summaries(&self) -> bool {
-        true
+    fn hints(&self) -> crate::codec::Hints {
+        crate::codec::Hints {
+            carries_summaries: true,
+            call_arguments: false,
+            call_output: false,
+            ..crate::codec::Hints::default()
+        }
     }
 
     fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {

@@ -550,12 +550,12 @@ impl Encode for Encoder {
         true
     }
 
-    fn uses_call_arguments(&self) -> bool {
-        self.content
-    }
-
-    fn uses_call_output(&self) -> bool {
-        self.content
+    fn hints(&self) -> crate::codec::Hints {
+        crate::codec::Hints {
+            call_arguments: self.content,
+            call_output: self.content,
+            ..crate::codec::Hints::default()
+        }
     }
 
     fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {

@@ -414,6 +414,12 @@ fn write_common(out: &mut Vec<u8>, event: &Event) -> bool {
                 out.extend_from_slice(b",\"id_made\":true");
             }
         }
+        Event::Extension { line } => {
+            // A line kept whole (a wuu twin, a base-context line carried): written by the JSON
+            // layer's writer, serde_json's compact layout, without serde's way through a Value.
+            out.extend_from_slice(b"{\"type\":\"extension\",\"line\":");
+            crate::json::write_value(out, line, Layout::Compact);
+        }
         Event::Usage(u) => {
             out.extend_from_slice(b"{\"type\":\"usage\",\"scope\":");
             out.extend_from_slice(match u.scope {

@@ -422,6 +422,260 @@ impl Encoder {
 impl Encoder {
     /// A record of a stream being copied: the line it was read from, where it carries one; a
     /// line the decoder made to close the stream; else nothing (the line is out already).
+    /// A turn's end: a failed or interrupted turn says so on its last message; the loop's end waits.
+    fn turn_end(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
+        let Event::TurnEnd { status, reason, .. } = &rec.event else {
+            unreachable!("turn_end is called with its kind")
+        };
+        self.ensure_loop(ctx, sink);
+        // A turn that failed or was interrupted says so on its last message.
+        let why = reason.clone().or_else(|| self.last_error.clone());
+        let stop = match status.as_deref() {
+            Some("failed") => Some(("error", why.or_else(|| Some("the turn failed".into())))),
+            Some("interrupted" | "timeout") => Some(("aborted", why.or_else(|| Some("Request was aborted".into())))),
+            _ => None,
+        };
+        if let Some((stop, error)) = &stop {
+            if self.msg.as_ref().is_some_and(|m| m.state != State::Written) {
+                self.pending_end = None;
+                self.end_message(ctx, sink, Some((stop, error.as_deref())));
+            }
+        }
+        match source_said(rec, "refusal") {
+            Some(refusal) if self.loop_open => {
+                self.settle(ctx, sink);
+                self.refuse(ctx, sink, refusal)
+            }
+            // The loop's end waits for the next record: the run's end would go on its
+            // last message.
+            _ if self.loop_open => self.pending_loop = true,
+            _ => {}
+        }
+        Fate::Written
+    }
+
+    /// A call whose arguments stream.
+    fn tool_draft(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
+        let Event::ToolDraft(d) = &rec.event else { unreachable!("tool_draft is called with its kind") };
+        // A call whose arguments stream: its block starts (once) and takes the deltas;
+        // the call itself ends it.
+        let open = self.msg.as_ref().and_then(|m| {
+            let i = m.draft?;
+            let same = |k: &str, v: &Option<String>| v.as_deref().is_some_and(|v| m.content[i].says(k, v));
+            (d.delta.is_some() || same("id", &d.id) || (d.id.is_none() && same("name", &d.name))).then_some(i)
+        });
+        if open.is_none() && d.id.is_none() {
+            // A draft that names no call (localcode's preview: the call gets its id only
+            // when it is made) has no block to stream into; the call starts it.
+            sink.report.dropped_kind(rec.event.kind());
+            return Fate::Dropped;
+        }
+        self.ensure_message(ctx, sink);
+        self.end_block(ctx, sink);
+        let i = match open {
+            Some(i) => i,
+            None => {
+                let (id, name) = (d.id.as_deref().unwrap_or_default(), d.name.as_deref().unwrap_or_default());
+                let i = self.start_call_block(ctx, sink, Block::call(id, name, json!({})));
+                self.msg.as_mut().expect("ensured").draft = Some(i);
+                i
+            }
+        };
+        if let Some(delta) = d.delta.as_deref().filter(|x| !x.is_empty()) {
+            let ev = [("type", Ev::Str("toolcall_delta")), ("contentIndex", Ev::Index(i)), ("delta", Ev::Str(delta))];
+            self.update(ctx, sink, &ev);
+        } else if open.is_some() {
+            return Fate::Absorbed;
+        }
+        Fate::Written
+    }
+
+    /// A call: its block on the open assistant message, and `toolcall_end`.
+    fn tool_call(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
+        let Event::ToolCall(c) = &rec.event else { unreachable!("tool_call is called with its kind") };
+        self.ensure_message(ctx, sink);
+        self.end_block(ctx, sink);
+        let id = c.id.clone().unwrap_or_default();
+        let args = args_object(&c.arguments);
+        make_room(&mut self.calls, id.as_str());
+        self.calls.insert(id.to_string(), (c.name.to_string(), args.clone()));
+        let block = Block::call(&id, &c.name, args.clone());
+        let m = self.msg.as_mut().expect("ensured");
+        let i = match m.draft.take() {
+            // Drafted: the block is the call now, and only its end is left to say.
+            Some(i) => {
+                m.content[i] = block.clone();
+                i
+            }
+            None => self.start_call_block(ctx, sink, block.clone()),
+        };
+        self.update(
+            ctx,
+            sink,
+            &[("type", Ev::Str("toolcall_end")), ("contentIndex", Ev::Index(i)), ("toolCall", Ev::Block(block))],
+        );
+        Fate::Written
+    }
+
+    /// Output streamed for a running call: `tool_execution_update` with all of it so far.
+    fn tool_output(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
+        let Event::ToolOutput { id: Some(id), text, accumulated } = &rec.event else {
+            unreachable!("tool_output is called with its kind")
+        };
+        let name = self
+            .calls
+            .get(id.as_str())
+            .map(|c| c.0.clone())
+            .or_else(|| ctx.call.name.as_deref().map(String::from))
+            .unwrap_or_default();
+        // (exec_start has noted the call among those running.)
+        self.exec_start(ctx, sink, id, &name);
+        let so_far = self.started.entry(id.clone()).or_default();
+        if *accumulated {
+            so_far.clone_from(text);
+        } else {
+            so_far.push(text);
+        }
+        // Written straight, the output so far without a tree.
+        let line = line_to(&self.msg, &mut self.held, sink.out);
+        line.extend_from_slice(b"{\"type\":\"tool_execution_update\"");
+        write_call(line, id, &name);
+        line.extend_from_slice(b",\"args\":");
+        match self.calls.get(id) {
+            Some(c) => write_value(line, &c.1, Layout::Compact),
+            None => line.extend_from_slice(b"{}"),
+        }
+        line.extend_from_slice(b",\"partialResult\":{\"content\":");
+        write_text_content(line, so_far);
+        line.extend_from_slice(b",\"details\":{}}}\n");
+        Fate::Written
+    }
+
+    /// A request's usage, on the assistant message it belongs to (one is started where none is open).
+    fn usage(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
+        let Event::Usage(u) = &rec.event else { unreachable!("usage is called with its kind") };
+        let own = rec.origin == Dialect::BaseContext;
+        // Usage belongs on an assistant message whose end is not out yet: after one
+        // that ended, a new round's message carries it.
+        if self.msg.as_ref().is_none_or(|m| m.state == State::Written) {
+            let d = ctx.delta;
+            let nothing = [d.input, d.output, d.cache_read, d.cache_write].iter().all(|v| v.unwrap_or(0) == 0);
+            if nothing && self.msg.is_some() {
+                // A snapshot that adds nothing needs no message of its own.
+                return Fate::Absorbed;
+            }
+            self.ensure_message(ctx, sink);
+        }
+        let m = self.msg.as_mut().expect("ensured");
+        m.usage = m.usage.plus(&ctx.delta);
+        if let Some(c) = self.next_cost.take() {
+            m.cost = Some(c);
+        }
+        if own && !rec.extra.is_empty() {
+            // What the source's message and its blocks had beyond the model.
+            for (k, v) in rec.extra.to_fields() {
+                match (k.as_str(), v) {
+                    ("stopReason" | "errorMessage", _) => {}
+                    ("content", Value::Array(blocks)) => {
+                        for (block, more) in m.content.iter_mut().zip(blocks) {
+                            if let Value::Object(more) = more {
+                                block.extend(more);
+                            }
+                        }
+                    }
+                    (_, v) => m.members.push((k, v)),
+                }
+            }
+        }
+        let round_done = u.scope == Scope::Round && u.basis == Basis::Delta;
+        // The stop a base-context source gave with the usage (see its decoder).
+        let said = |k: &str| source_said(rec, k).and_then(|v| v.as_str().map(str::to_string));
+        let stop = said("stopReason").map(|s| (s, said("errorMessage")));
+        if m.state == State::Ended {
+            self.end_message(ctx, sink, stop.as_ref().map(|(s, e)| (s.as_str(), e.as_deref())));
+        } else if round_done && m.state == State::Open {
+            // Its end waits for the next record: the run's end would go on it.
+            self.pending_end = Some(stop);
+        }
+        Fate::Written
+    }
+
+    /// `compaction_start` / `compaction_end`, with the members base-context requires.
+    fn compaction(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
+        let Event::Compaction { phase, reason, data } = &rec.event else {
+            unreachable!("compaction is called with its kind")
+        };
+        self.ensure_header(ctx, sink, None, None, None);
+        let start = *phase == Phase::Start;
+        let kind = if start { "compaction_start" } else { "compaction_end" };
+        // `reason` is required on both (base-context.md's AgentSessionEvent): the end
+        // takes the start's when it states none (as the older auto_compaction_end did
+        // not), and "threshold", automatic compaction's own reason, when neither does.
+        let reason = reason.clone().or_else(|| self.compaction_reason.clone()).unwrap_or_else(|| "threshold".into());
+        self.compaction_reason = start.then(|| reason.clone());
+        let mut line = obj(vec![("type", json!(kind)), ("reason", json!(reason))]);
+        for (k, v) in data {
+            line[k] = v.clone();
+        }
+        if !start {
+            // `aborted` and `willRetry` are required members of compaction_end.
+            for k in ["aborted", "willRetry"] {
+                if line.get(k).is_none() {
+                    line[k] = json!(false);
+                }
+            }
+        }
+        self.put(sink, line);
+        Fate::Written
+    }
+
+    /// The run's end, on its last assistant message (one is added where the last one does not say it), and the loop closed.
+    fn terminal(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
+        let Event::Terminal(t) = &rec.event else { unreachable!("terminal is called with its kind") };
+        if self.input_owed > 0 {
+            // Said, not hidden: the run's input as written is this much over the source's.
+            sink.report.truncated("message.usage.input (a cache figure rose more than input)");
+        }
+        if let Some(Some((stop, error))) = self.pending_end.take() {
+            // The source said how its last message stopped: that stands.
+            self.end_message(ctx, sink, Some((&stop, error.as_deref())));
+        }
+        self.pending_loop = false;
+        let answer = self.final_answer.clone().or_else(|| t.final_text.clone()).filter(|a| !a.is_empty());
+        let said = answer.is_none() || answer == self.last_text;
+        if !self.loop_open && !self.retry_pending && said && self.header && self.last_stop == self.stop_of(t).0 {
+            // The last loop ended on a message that already says it all.
+            return Fate::Absorbed;
+        }
+        self.ensure_loop(ctx, sink);
+        let (stop, error) = self.stop_of(t);
+        self.last_error = error.clone();
+        // The run's final text closes its last assistant message; one is added when the
+        // last one already ended, used tools, or said something else.
+        let open = self.msg.as_ref().is_some_and(|m| m.state != State::Written);
+        // The open message's text counts too: an answer it streamed is not written twice.
+        let open_text = self.msg.as_ref().filter(|_| open).map(Message::text);
+        let differs =
+            answer.as_ref().is_some_and(|a| Some(a) != self.last_text.as_ref() && Some(a) != open_text.as_ref());
+        if !open && !differs && self.last_stop == stop {
+            // The last message written already says it all (text and stop).
+        } else if open && !differs {
+            self.end_message(ctx, sink, Some((stop, error.as_deref())));
+        } else {
+            if self.msg.is_some() {
+                self.close_round(ctx, sink);
+            }
+            if let Some(text) = answer {
+                self.append(ctx, sink, "text", &text);
+            } else {
+                self.ensure_message(ctx, sink);
+            }
+            self.end_message(ctx, sink, Some((stop, error.as_deref())));
+        }
+        self.close_loop(ctx, sink);
+        Fate::Written
+    }
+
     fn copy(&mut self, rec: &Record, sink: &mut Sink<'_>) -> Fate {
         self.copying = true;
         if rec.verbatim && !sink.line.is_empty() {
@@ -1156,34 +1410,7 @@ impl Encode for Encoder {
                 self.close_loop(ctx, sink);
                 self.ensure_loop(ctx, sink);
             }
-            Event::TurnEnd { status, reason, .. } => {
-                self.ensure_loop(ctx, sink);
-                // A turn that failed or was interrupted says so on its last message.
-                let why = reason.clone().or_else(|| self.last_error.clone());
-                let stop = match status.as_deref() {
-                    Some("failed") => Some(("error", why.or_else(|| Some("the turn failed".into())))),
-                    Some("interrupted" | "timeout") => {
-                        Some(("aborted", why.or_else(|| Some("Request was aborted".into()))))
-                    }
-                    _ => None,
-                };
-                if let Some((stop, error)) = &stop {
-                    if self.msg.as_ref().is_some_and(|m| m.state != State::Written) {
-                        self.pending_end = None;
-                        self.end_message(ctx, sink, Some((stop, error.as_deref())));
-                    }
-                }
-                match source_said(rec, "refusal") {
-                    Some(refusal) if self.loop_open => {
-                        self.settle(ctx, sink);
-                        self.refuse(ctx, sink, refusal)
-                    }
-                    // The loop's end waits for the next record: the run's end would go on its
-                    // last message.
-                    _ if self.loop_open => self.pending_loop = true,
-                    _ => {}
-                }
-            }
+            Event::TurnEnd { .. } => return self.turn_end(rec, ctx, sink),
             Event::RoundStart { .. } => {
                 self.close_round(ctx, sink);
                 self.ensure_round(ctx, sink);
@@ -1233,97 +1460,9 @@ impl Encode for Encoder {
                 self.end_block(ctx, sink);
             }
             Event::TextEnd { text: None } => self.end_block(ctx, sink),
-            Event::ToolDraft(d) => {
-                // A call whose arguments stream: its block starts (once) and takes the deltas;
-                // the call itself ends it.
-                let open = self.msg.as_ref().and_then(|m| {
-                    let i = m.draft?;
-                    let same = |k: &str, v: &Option<String>| v.as_deref().is_some_and(|v| m.content[i].says(k, v));
-                    (d.delta.is_some() || same("id", &d.id) || (d.id.is_none() && same("name", &d.name))).then_some(i)
-                });
-                if open.is_none() && d.id.is_none() {
-                    // A draft that names no call (localcode's preview: the call gets its id only
-                    // when it is made) has no block to stream into; the call starts it.
-                    sink.report.dropped_kind(rec.event.kind());
-                    return Fate::Dropped;
-                }
-                self.ensure_message(ctx, sink);
-                self.end_block(ctx, sink);
-                let i = match open {
-                    Some(i) => i,
-                    None => {
-                        let (id, name) = (d.id.as_deref().unwrap_or_default(), d.name.as_deref().unwrap_or_default());
-                        let i = self.start_call_block(ctx, sink, Block::call(id, name, json!({})));
-                        self.msg.as_mut().expect("ensured").draft = Some(i);
-                        i
-                    }
-                };
-                if let Some(delta) = d.delta.as_deref().filter(|x| !x.is_empty()) {
-                    let ev = [
-                        ("type", Ev::Str("toolcall_delta")),
-                        ("contentIndex", Ev::Index(i)),
-                        ("delta", Ev::Str(delta)),
-                    ];
-                    self.update(ctx, sink, &ev);
-                } else if open.is_some() {
-                    return Fate::Absorbed;
-                }
-            }
-            Event::ToolCall(c) => {
-                self.ensure_message(ctx, sink);
-                self.end_block(ctx, sink);
-                let id = c.id.clone().unwrap_or_default();
-                let args = args_object(&c.arguments);
-                make_room(&mut self.calls, id.as_str());
-                self.calls.insert(id.to_string(), (c.name.to_string(), args.clone()));
-                let block = Block::call(&id, &c.name, args.clone());
-                let m = self.msg.as_mut().expect("ensured");
-                let i = match m.draft.take() {
-                    // Drafted: the block is the call now, and only its end is left to say.
-                    Some(i) => {
-                        m.content[i] = block.clone();
-                        i
-                    }
-                    None => self.start_call_block(ctx, sink, block.clone()),
-                };
-                self.update(
-                    ctx,
-                    sink,
-                    &[
-                        ("type", Ev::Str("toolcall_end")),
-                        ("contentIndex", Ev::Index(i)),
-                        ("toolCall", Ev::Block(block)),
-                    ],
-                );
-            }
-            Event::ToolOutput { id: Some(id), text, accumulated } => {
-                let name = self
-                    .calls
-                    .get(id.as_str())
-                    .map(|c| c.0.clone())
-                    .or_else(|| ctx.call.name.as_deref().map(String::from))
-                    .unwrap_or_default();
-                // (exec_start has noted the call among those running.)
-                self.exec_start(ctx, sink, id, &name);
-                let so_far = self.started.entry(id.clone()).or_default();
-                if *accumulated {
-                    so_far.clone_from(text);
-                } else {
-                    so_far.push(text);
-                }
-                // Written straight, the output so far without a tree.
-                let line = line_to(&self.msg, &mut self.held, sink.out);
-                line.extend_from_slice(b"{\"type\":\"tool_execution_update\"");
-                write_call(line, id, &name);
-                line.extend_from_slice(b",\"args\":");
-                match self.calls.get(id) {
-                    Some(c) => write_value(line, &c.1, Layout::Compact),
-                    None => line.extend_from_slice(b"{}"),
-                }
-                line.extend_from_slice(b",\"partialResult\":{\"content\":");
-                write_text_content(line, so_far);
-                line.extend_from_slice(b",\"details\":{}}}\n");
-            }
+            Event::ToolDraft(_) => return self.tool_draft(rec, ctx, sink),
+            Event::ToolCall(_) => return self.tool_call(rec, ctx, sink),
+            Event::ToolOutput { id: Some(_), .. } => return self.tool_output(rec, ctx, sink),
             Event::ToolResult(r) => {
                 let id = r.id.clone().unwrap_or_default();
                 let name = r.name.clone().or_else(|| ctx.call.name.clone()).unwrap_or_default();
@@ -1357,50 +1496,7 @@ impl Encode for Encoder {
                     Ended { output: &why, failed: true, details: None, bare: false },
                 );
             }
-            Event::Usage(u) => {
-                // Usage belongs on an assistant message whose end is not out yet: after one
-                // that ended, a new round's message carries it.
-                if self.msg.as_ref().is_none_or(|m| m.state == State::Written) {
-                    let d = ctx.delta;
-                    let nothing = [d.input, d.output, d.cache_read, d.cache_write].iter().all(|v| v.unwrap_or(0) == 0);
-                    if nothing && self.msg.is_some() {
-                        // A snapshot that adds nothing needs no message of its own.
-                        return Fate::Absorbed;
-                    }
-                    self.ensure_message(ctx, sink);
-                }
-                let m = self.msg.as_mut().expect("ensured");
-                m.usage = m.usage.plus(&ctx.delta);
-                if let Some(c) = self.next_cost.take() {
-                    m.cost = Some(c);
-                }
-                if own && !rec.extra.is_empty() {
-                    // What the source's message and its blocks had beyond the model.
-                    for (k, v) in rec.extra.to_fields() {
-                        match (k.as_str(), v) {
-                            ("stopReason" | "errorMessage", _) => {}
-                            ("content", Value::Array(blocks)) => {
-                                for (block, more) in m.content.iter_mut().zip(blocks) {
-                                    if let Value::Object(more) = more {
-                                        block.extend(more);
-                                    }
-                                }
-                            }
-                            (_, v) => m.members.push((k, v)),
-                        }
-                    }
-                }
-                let round_done = u.scope == Scope::Round && u.basis == Basis::Delta;
-                // The stop a base-context source gave with the usage (see its decoder).
-                let said = |k: &str| source_said(rec, k).and_then(|v| v.as_str().map(str::to_string));
-                let stop = said("stopReason").map(|s| (s, said("errorMessage")));
-                if m.state == State::Ended {
-                    self.end_message(ctx, sink, stop.as_ref().map(|(s, e)| (s.as_str(), e.as_deref())));
-                } else if round_done && m.state == State::Open {
-                    // Its end waits for the next record: the run's end would go on it.
-                    self.pending_end = Some(stop);
-                }
-            }
+            Event::Usage(_) => return self.usage(rec, ctx, sink),
             Event::Error { message, fatal } => {
                 self.last_error = Some(message.clone());
                 if *fatal {
@@ -1431,30 +1527,7 @@ impl Encode for Encoder {
                 let message = json!({"role": "custom", "customType": "notice", "content": text, "display": true, "timestamp": self.epoch_ms});
                 self.whole_message(sink, message);
             }
-            Event::Compaction { phase, reason, data } => {
-                self.ensure_header(ctx, sink, None, None, None);
-                let start = *phase == Phase::Start;
-                let kind = if start { "compaction_start" } else { "compaction_end" };
-                // `reason` is required on both (base-context.md's AgentSessionEvent): the end
-                // takes the start's when it states none (as the older auto_compaction_end did
-                // not), and "threshold", automatic compaction's own reason, when neither does.
-                let reason =
-                    reason.clone().or_else(|| self.compaction_reason.clone()).unwrap_or_else(|| "threshold".into());
-                self.compaction_reason = start.then(|| reason.clone());
-                let mut line = obj(vec![("type", json!(kind)), ("reason", json!(reason))]);
-                for (k, v) in data {
-                    line[k] = v.clone();
-                }
-                if !start {
-                    // `aborted` and `willRetry` are required members of compaction_end.
-                    for k in ["aborted", "willRetry"] {
-                        if line.get(k).is_none() {
-                            line[k] = json!(false);
-                        }
-                    }
-                }
-                self.put(sink, line);
-            }
+            Event::Compaction { .. } => return self.compaction(rec, ctx, sink),
             Event::Retry { phase, attempt, max_attempts, delay_ms, error, success } => {
                 self.ensure_header(ctx, sink, None, None, None);
                 self.retry_pending |= *phase == Phase::Start && !self.loop_open;
@@ -1482,51 +1555,7 @@ impl Encode for Encoder {
                 self.put(sink, line.clone());
                 return Fate::PassedThrough;
             }
-            Event::Terminal(t) => {
-                if self.input_owed > 0 {
-                    // Said, not hidden: the run's input as written is this much over the source's.
-                    sink.report.truncated("message.usage.input (a cache figure rose more than input)");
-                }
-                if let Some(Some((stop, error))) = self.pending_end.take() {
-                    // The source said how its last message stopped: that stands.
-                    self.end_message(ctx, sink, Some((&stop, error.as_deref())));
-                }
-                self.pending_loop = false;
-                let answer = self.final_answer.clone().or_else(|| t.final_text.clone()).filter(|a| !a.is_empty());
-                let said = answer.is_none() || answer == self.last_text;
-                if !self.loop_open && !self.retry_pending && said && self.header && self.last_stop == self.stop_of(t).0
-                {
-                    // The last loop ended on a message that already says it all.
-                    return Fate::Absorbed;
-                }
-                self.ensure_loop(ctx, sink);
-                let (stop, error) = self.stop_of(t);
-                self.last_error = error.clone();
-                // The run's final text closes its last assistant message; one is added when the
-                // last one already ended, used tools, or said something else.
-                let open = self.msg.as_ref().is_some_and(|m| m.state != State::Written);
-                // The open message's text counts too: an answer it streamed is not written twice.
-                let open_text = self.msg.as_ref().filter(|_| open).map(Message::text);
-                let differs = answer
-                    .as_ref()
-                    .is_some_and(|a| Some(a) != self.last_text.as_ref() && Some(a) != open_text.as_ref());
-                if !open && !differs && self.last_stop == stop {
-                    // The last message written already says it all (text and stop).
-                } else if open && !differs {
-                    self.end_message(ctx, sink, Some((stop, error.as_deref())));
-                } else {
-                    if self.msg.is_some() {
-                        self.close_round(ctx, sink);
-                    }
-                    if let Some(text) = answer {
-                        self.append(ctx, sink, "text", &text);
-                    } else {
-                        self.ensure_message(ctx, sink);
-                    }
-                    self.end_message(ctx, sink, Some((stop, error.as_deref())));
-                }
-                self.close_loop(ctx, sink);
-            }
+            Event::Terminal(_) => return self.terminal(rec, ctx, sink),
             other => {
                 sink.report.dropped_kind(other.kind());
                 return Fate::Dropped;

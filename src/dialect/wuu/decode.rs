@@ -312,9 +312,7 @@ impl Decode for Decoder {
     /// carried with `delta` null and `repeats_delta` beside it: the output is in the canonical
     /// stream once, as the call's output.
     fn decode(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
-        if !out.carry_lines
-            || !m.get_str("type").is_some_and(|k| k.starts_with("tool_") || k.starts_with("command_"))
-        {
+        if !out.carry_lines || !m.get_str("type").is_some_and(|k| k.starts_with("tool_") || k.starts_with("command_")) {
             return self.decode_line(m, out);
         }
         let delta = m.get_str("type").is_some_and(|k| k.ends_with("_output_delta"));

@@ -459,10 +459,10 @@ pub struct CallView {
     /// The name of the call that a result, refusal or withdrawal answers; none for a call's own
     /// record, which names it.
     pub name: Option<Name>,
-    /// Kept only for an encoder that [uses them](crate::codec::Encode::uses_call_arguments).
+    /// Kept only for an encoder that [uses them](Hints::call_arguments).
     pub arguments: Arguments,
     /// Output streamed for the call before its result; kept only for an encoder that
-    /// [uses it](crate::codec::Encode::uses_call_output).
+    /// [uses it](Hints::call_output).
     pub output: Option<Text>,
 }
 

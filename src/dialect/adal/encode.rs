@@ -89,6 +89,123 @@ impl Encoder {
     }
 }
 
+impl Encoder {
+    /// The run's end: `answer` where the run completed with text not yet said, an `error` for a failed run that said none, and `complete` last with its exit code and session id.
+    fn terminal(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
+        let Event::Terminal(t) = &rec.event else { unreachable!("terminal is called with its kind") };
+        let own = rec.origin == Dialect::Adal;
+        let extra = own.then_some(&rec.extra);
+        if t.outcome == Outcome::PermissionDenied && !self.denied && !self.approval.is_empty() {
+            // The source listed the actions awaiting approval (loom's Approval): the
+            // refusal is the first of them, a call of its own (adal.md: 'the run stopped
+            // at that call'), not one of the model requests made before it.
+            sink.report.synthesized("permission_denied");
+            let reason = format!("approval required: {}", self.approval.join(", "));
+            let fields = vec![
+                ("id", Field::Owned(Value::String(format!("approval-{}", self.approval.len())))),
+                ("name", Field::Str(&self.approval[0])),
+                ("args", Field::Owned(Value::Object(serde_json::Map::new()))),
+                ("reason", Field::Str(&reason)),
+            ];
+            emit(sink, "permission_denied", fields, None);
+            self.denied = true;
+        }
+        if t.outcome == Outcome::PermissionDenied && !self.denied {
+            // adal reports a refusal as the call it stopped at, where the source did
+            // not name one: the last call, left unanswered or answered as failed.
+            // (With none, the run still ends with exit_code 2.)
+            let last = &mut self.last_call;
+            if std::mem::take(&mut last.open) | std::mem::take(&mut last.failed) {
+                let last = &self.last_call;
+                // A notice that named this call says why, as the source's user saw it.
+                let noticed = self.refusal_notice.as_deref().and_then(|n| {
+                    n.strip_prefix(last.name.as_str()).and_then(|r| r.strip_prefix(": ")).filter(|r| !r.is_empty())
+                });
+                let held = self.held_refusal.take().filter(|(id, _)| *id == last.id).and_then(|(_, r)| r);
+                let reason = match (&self.approval[..], noticed.or(held.as_deref()), &t.error) {
+                    ([], Some(why), _) => why.to_string(),
+                    ([], None, Some(e)) => e.clone(),
+                    ([], None, None) => "approval required".to_string(),
+                    (actions, _, _) => format!("approval required: {}", actions.join(", ")),
+                };
+                sink.report.synthesized("permission_denied");
+                let fields = vec![
+                    ("id", Field::Str(&last.id)),
+                    ("name", Field::Str(&last.name)),
+                    ("args", last.json_args()),
+                    ("reason", Field::Str(&reason)),
+                ];
+                emit(sink, "permission_denied", fields, None);
+                self.denied = true;
+            }
+        }
+        if t.outcome == Outcome::PermissionDenied && !self.denied {
+            // No call to name (none made, or the last one completed): exit code 2 still
+            // comes after a permission_denied (adal.md: a refused call is 'permission_denied
+            // event with the call's id, name, args, reason, then complete with exit_code: 2'),
+            // one of its own that says why.
+            sink.report.synthesized("permission_denied");
+            let reason = t.error.clone().or_else(|| t.reason.clone()).unwrap_or_else(|| "approval required".into());
+            let fields = vec![
+                ("id", Field::Str("approval-1")),
+                ("name", Field::Str("unknown")),
+                ("args", Field::Owned(Value::Object(serde_json::Map::new()))),
+                ("reason", Field::Str(&reason)),
+            ];
+            emit(sink, "permission_denied", fields, None);
+            self.denied = true;
+        }
+        if let Some((id, _)) = self.held_refusal.take() {
+            sink.report.dropped_kind(&format!("permission_denied of {id} in a run that went on"));
+        }
+        let outcome = if self.denied { Outcome::PermissionDenied } else { t.outcome };
+        let exit_code = self.contract.outcome_code(outcome, "exit_code").unwrap_or(1);
+        sink.report.exit_status = Some(exit_code);
+        if exit_code == 1 && !self.errored {
+            // A failed run says why in an error event before complete.
+            sink.report.synthesized("error");
+            emit(sink, "error", vec![("message", Value::String(self.why(t)))], None);
+        }
+        if outcome == Outcome::Completed && !self.answered {
+            // The answer the source gave, else the run's final text.
+            let (text, made) = match self.pending_answer.take() {
+                Some(text) => (Some(text), false),
+                None => (t.final_text.clone(), true),
+            };
+            if let Some(text) = text.filter(|x| !x.is_empty()) {
+                if made {
+                    sink.report.synthesized("answer");
+                }
+                emit(sink, "answer", vec![("content", Value::String(text))], None);
+            }
+        }
+        let session_id = match &t.session_id {
+            Some(id) => Value::String(id.clone()),
+            None => {
+                sink.report.synthesized("complete.session_id");
+                Value::String(ctx.derived_uuid())
+            }
+        };
+        // `model` is a string (adal.md: complete has exit_code, session_id, model): the
+        // run's model, else "unknown", the placeholder agentgate writes for a model no
+        // source named (base-context's too), and reads back as none.
+        let model = match &t.model {
+            Some(m) => Value::String(m.clone()),
+            None => {
+                sink.report.synthesized("complete.model");
+                Value::from("unknown")
+            }
+        };
+        emit(
+            sink,
+            "complete",
+            vec![("exit_code", Value::from(exit_code)), ("session_id", session_id), ("model", model)],
+            extra,
+        );
+        Fate::Written
+    }
+}
+
 impl Default for Encoder {
     fn default() -> Self {
         Self::new()
@@ -251,118 +368,7 @@ impl Encode for Encoder {
                 self.approval.clone_from(actions);
                 return Fate::Absorbed;
             }
-            Event::Terminal(t) => {
-                if t.outcome == Outcome::PermissionDenied && !self.denied && !self.approval.is_empty() {
-                    // The source listed the actions awaiting approval (loom's Approval): the
-                    // refusal is the first of them, a call of its own (adal.md: 'the run stopped
-                    // at that call'), not one of the model requests made before it.
-                    sink.report.synthesized("permission_denied");
-                    let reason = format!("approval required: {}", self.approval.join(", "));
-                    let fields = vec![
-                        ("id", Field::Owned(Value::String(format!("approval-{}", self.approval.len())))),
-                        ("name", Field::Str(&self.approval[0])),
-                        ("args", Field::Owned(Value::Object(serde_json::Map::new()))),
-                        ("reason", Field::Str(&reason)),
-                    ];
-                    emit(sink, "permission_denied", fields, None);
-                    self.denied = true;
-                }
-                if t.outcome == Outcome::PermissionDenied && !self.denied {
-                    // adal reports a refusal as the call it stopped at, where the source did
-                    // not name one: the last call, left unanswered or answered as failed.
-                    // (With none, the run still ends with exit_code 2.)
-                    let last = &mut self.last_call;
-                    if std::mem::take(&mut last.open) | std::mem::take(&mut last.failed) {
-                        let last = &self.last_call;
-                        // A notice that named this call says why, as the source's user saw it.
-                        let noticed = self.refusal_notice.as_deref().and_then(|n| {
-                            n.strip_prefix(last.name.as_str())
-                                .and_then(|r| r.strip_prefix(": "))
-                                .filter(|r| !r.is_empty())
-                        });
-                        let held = self.held_refusal.take().filter(|(id, _)| *id == last.id).and_then(|(_, r)| r);
-                        let reason = match (&self.approval[..], noticed.or(held.as_deref()), &t.error) {
-                            ([], Some(why), _) => why.to_string(),
-                            ([], None, Some(e)) => e.clone(),
-                            ([], None, None) => "approval required".to_string(),
-                            (actions, _, _) => format!("approval required: {}", actions.join(", ")),
-                        };
-                        sink.report.synthesized("permission_denied");
-                        let fields = vec![
-                            ("id", Field::Str(&last.id)),
-                            ("name", Field::Str(&last.name)),
-                            ("args", last.json_args()),
-                            ("reason", Field::Str(&reason)),
-                        ];
-                        emit(sink, "permission_denied", fields, None);
-                        self.denied = true;
-                    }
-                }
-                if t.outcome == Outcome::PermissionDenied && !self.denied {
-                    // No call to name (none made, or the last one completed): exit code 2 still
-                    // comes after a permission_denied (adal.md: a refused call is 'permission_denied
-                    // event with the call's id, name, args, reason, then complete with exit_code: 2'),
-                    // one of its own that says why.
-                    sink.report.synthesized("permission_denied");
-                    let reason =
-                        t.error.clone().or_else(|| t.reason.clone()).unwrap_or_else(|| "approval required".into());
-                    let fields = vec![
-                        ("id", Field::Str("approval-1")),
-                        ("name", Field::Str("unknown")),
-                        ("args", Field::Owned(Value::Object(serde_json::Map::new()))),
-                        ("reason", Field::Str(&reason)),
-                    ];
-                    emit(sink, "permission_denied", fields, None);
-                    self.denied = true;
-                }
-                if let Some((id, _)) = self.held_refusal.take() {
-                    sink.report.dropped_kind(&format!("permission_denied of {id} in a run that went on"));
-                }
-                let outcome = if self.denied { Outcome::PermissionDenied } else { t.outcome };
-                let exit_code = self.contract.outcome_code(outcome, "exit_code").unwrap_or(1);
-                sink.report.exit_status = Some(exit_code);
-                if exit_code == 1 && !self.errored {
-                    // A failed run says why in an error event before complete.
-                    sink.report.synthesized("error");
-                    emit(sink, "error", vec![("message", Value::String(self.why(t)))], None);
-                }
-                if outcome == Outcome::Completed && !self.answered {
-                    // The answer the source gave, else the run's final text.
-                    let (text, made) = match self.pending_answer.take() {
-                        Some(text) => (Some(text), false),
-                        None => (t.final_text.clone(), true),
-                    };
-                    if let Some(text) = text.filter(|x| !x.is_empty()) {
-                        if made {
-                            sink.report.synthesized("answer");
-                        }
-                        emit(sink, "answer", vec![("content", Value::String(text))], None);
-                    }
-                }
-                let session_id = match &t.session_id {
-                    Some(id) => Value::String(id.clone()),
-                    None => {
-                        sink.report.synthesized("complete.session_id");
-                        Value::String(ctx.derived_uuid())
-                    }
-                };
-                // `model` is a string (adal.md: complete has exit_code, session_id, model): the
-                // run's model, else "unknown", the placeholder agentgate writes for a model no
-                // source named (base-context's too), and reads back as none.
-                let model = match &t.model {
-                    Some(m) => Value::String(m.clone()),
-                    None => {
-                        sink.report.synthesized("complete.model");
-                        Value::from("unknown")
-                    }
-                };
-                emit(
-                    sink,
-                    "complete",
-                    vec![("exit_code", Value::from(exit_code)), ("session_id", session_id), ("model", model)],
-                    extra,
-                );
-            }
+            Event::Terminal(_) => return self.terminal(rec, ctx, sink),
             Event::Extension { line } if own => {
                 write_line(sink.out, line, Layout::Compact);
                 return Fate::PassedThrough;

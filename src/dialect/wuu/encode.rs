@@ -485,6 +485,121 @@ impl Encoder {
     }
 }
 
+impl Encoder {
+    /// A call's result: its output as one delta where it was not streamed (or what it has beyond what was), then `tool_completed` (and its twin for bash).
+    fn tool_result(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
+        let Event::ToolResult(r) = &rec.event else { unreachable!("tool_result is called with its kind") };
+        let own = rec.origin == Dialect::Wuu;
+        let extra = own.then_some(&rec.extra);
+        self.ensure_turn(ctx, sink);
+        self.finish_message(sink);
+        let id = r.id.as_deref().unwrap_or_default();
+        let name = r.name.as_deref().or(ctx.call.name.as_deref()).unwrap_or_default();
+        if !ctx.matched {
+            sink.report.synthesized("tool_started");
+            self.start_call(sink, id, name, &r.arguments, None);
+        }
+        // wuu delivers output as deltas only; a result that carries its output sends it as
+        // one delta before the completion, or what it has beyond the output streamed
+        // (base-context's last update can hold less than its result).
+        if let Some(output) = r.output.as_ref().filter(|o| !o.is_empty()) {
+            match self.streamed.get(id) {
+                None => self.tool(sink, OUTPUT_DELTA, id, &[("delta", Field::Text(output))], None),
+                Some(Some(sent)) => {
+                    if let (_, Some(rest)) = output.after_decoded(*sent) {
+                        if !rest.is_empty() {
+                            self.tool(sink, OUTPUT_DELTA, id, &[("delta", Field::Text(&rest))], None);
+                        }
+                    }
+                }
+                Some(None) => {}
+            }
+        }
+        let status = match r.status {
+            ToolStatus::Completed => "completed",
+            ToolStatus::Failed => "failed",
+            ToolStatus::Cancelled => "cancelled",
+        };
+        self.end_call(sink, id, name, status, r.error.as_deref().unwrap_or(""), extra);
+        Fate::Written
+    }
+
+    /// A subagent's start, update or end, as wuu's `subagent_*` lines.
+    fn subagent(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
+        let Event::Subagent { phase, id, status, data } = &rec.event else {
+            unreachable!("subagent is called with its kind")
+        };
+        let own = rec.origin == Dialect::Wuu;
+        let extra = own.then_some(&rec.extra);
+        self.ensure_session(None, ctx, sink);
+        let kind = match phase {
+            Phase::Start => "subagent_started",
+            Phase::Update => "subagent_updated",
+            Phase::End => "subagent_completed",
+        };
+        let mut fields = vec![("agent_id", s(id.clone().unwrap_or_default()))];
+        if let Some(st) = status {
+            fields.push(("status", s(st.clone())));
+        }
+        if !own {
+            // wuu.md: they "carry agent_id, thread_id, agent_type, status": "" for what
+            // another dialect did not say (a wuu line comes back as it was).
+            if status.is_none() {
+                fields.push(("status", s("")));
+            }
+            for key in ["agent_type", "thread_id"] {
+                if !data.contains_key(key) {
+                    fields.push((key, s("")));
+                }
+            }
+        }
+        if !self.copied(rec, sink, kind) {
+            self.emit_with(sink, kind, data, fields, extra);
+        }
+        Fate::Written
+    }
+
+    /// The run's end: the open turn ended as the outcome says, and `result`.
+    fn terminal(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
+        let Event::Terminal(t) = &rec.event else { unreachable!("terminal is called with its kind") };
+        let own = rec.origin == Dialect::Wuu;
+        let extra = own.then_some(&rec.extra);
+        self.ensure_session(None, ctx, sink);
+        self.finish_message(sink);
+        // Why the run did not complete, for the turn it ends and the result.
+        let error = match t.outcome {
+            Outcome::Completed => None,
+            _ => t.error.clone().or_else(|| self.pending_error.clone()).or_else(|| t.reason.clone()),
+        };
+        if self.turn_id.is_some() {
+            if self.pending_error.is_none() {
+                self.pending_error = error.clone();
+            }
+            let (status, reason) = match t.outcome {
+                Outcome::Completed => ("completed", None),
+                Outcome::Timeout => ("interrupted", Some("timeout")),
+                Outcome::Interrupted => ("interrupted", Some("interrupted")),
+                _ => ("failed", None),
+            };
+            self.close_turn(status, reason, ctx, sink, None);
+        }
+        let status = self.contract.outcome_str(t.outcome, "status").unwrap_or("failed");
+        let mut fields = vec![
+            ("status", s(status)),
+            ("final_message", s(t.final_text.clone().unwrap_or_default())),
+            ("run_id", s("")),
+            ("trace_path", s("")),
+        ];
+        if let Some(e) = error.filter(|e| !e.is_empty()) {
+            fields.push(("error", s(e)));
+        }
+        let turn = self.last_turn_id.clone().unwrap_or_default();
+        fields.push(("turn_id", s(turn)));
+        self.emit(sink, "result", fields, extra);
+        Fate::Written
+    }
+}
+
 impl Encode for Encoder {
     fn hints(&self) -> crate::codec::Hints {
         crate::codec::Hints {
@@ -628,38 +743,7 @@ impl Encode for Encoder {
                     }
                 }
             }
-            Event::ToolResult(r) => {
-                self.ensure_turn(ctx, sink);
-                self.finish_message(sink);
-                let id = r.id.as_deref().unwrap_or_default();
-                let name = r.name.as_deref().or(ctx.call.name.as_deref()).unwrap_or_default();
-                if !ctx.matched {
-                    sink.report.synthesized("tool_started");
-                    self.start_call(sink, id, name, &r.arguments, None);
-                }
-                // wuu delivers output as deltas only; a result that carries its output sends it as
-                // one delta before the completion, or what it has beyond the output streamed
-                // (base-context's last update can hold less than its result).
-                if let Some(output) = r.output.as_ref().filter(|o| !o.is_empty()) {
-                    match self.streamed.get(id) {
-                        None => self.tool(sink, OUTPUT_DELTA, id, &[("delta", Field::Text(output))], None),
-                        Some(Some(sent)) => {
-                            if let (_, Some(rest)) = output.after_decoded(*sent) {
-                                if !rest.is_empty() {
-                                    self.tool(sink, OUTPUT_DELTA, id, &[("delta", Field::Text(&rest))], None);
-                                }
-                            }
-                        }
-                        Some(None) => {}
-                    }
-                }
-                let status = match r.status {
-                    ToolStatus::Completed => "completed",
-                    ToolStatus::Failed => "failed",
-                    ToolStatus::Cancelled => "cancelled",
-                };
-                self.end_call(sink, id, name, status, r.error.as_deref().unwrap_or(""), extra);
-            }
+            Event::ToolResult(_) => return self.tool_result(rec, ctx, sink),
             Event::ToolWithdrawn { id: Some(id) } => {
                 self.ensure_turn(ctx, sink);
                 self.tool(sink, REMOVED, id, &[], extra);
@@ -724,33 +808,7 @@ impl Encode for Encoder {
                     self.emit_with(sink, "file_changed", data, fields, extra);
                 }
             }
-            Event::Subagent { phase, id, status, data } => {
-                self.ensure_session(None, ctx, sink);
-                let kind = match phase {
-                    Phase::Start => "subagent_started",
-                    Phase::Update => "subagent_updated",
-                    Phase::End => "subagent_completed",
-                };
-                let mut fields = vec![("agent_id", s(id.clone().unwrap_or_default()))];
-                if let Some(st) = status {
-                    fields.push(("status", s(st.clone())));
-                }
-                if !own {
-                    // wuu.md: they "carry agent_id, thread_id, agent_type, status": "" for what
-                    // another dialect did not say (a wuu line comes back as it was).
-                    if status.is_none() {
-                        fields.push(("status", s("")));
-                    }
-                    for key in ["agent_type", "thread_id"] {
-                        if !data.contains_key(key) {
-                            fields.push((key, s("")));
-                        }
-                    }
-                }
-                if !self.copied(rec, sink, kind) {
-                    self.emit_with(sink, kind, data, fields, extra);
-                }
-            }
+            Event::Subagent { .. } => return self.subagent(rec, ctx, sink),
             Event::Todo { items } => {
                 self.ensure_turn(ctx, sink);
                 self.emit(sink, "todo_updated", vec![("todo", Field::Value(items))], extra);
@@ -768,40 +826,7 @@ impl Encode for Encoder {
                 self.emit(sink, "agent_message_final", [("message", Field::Str(text))], extra);
             }
             Event::FinalAnswer { .. } => return Fate::Absorbed,
-            Event::Terminal(t) => {
-                self.ensure_session(None, ctx, sink);
-                self.finish_message(sink);
-                // Why the run did not complete, for the turn it ends and the result.
-                let error = match t.outcome {
-                    Outcome::Completed => None,
-                    _ => t.error.clone().or_else(|| self.pending_error.clone()).or_else(|| t.reason.clone()),
-                };
-                if self.turn_id.is_some() {
-                    if self.pending_error.is_none() {
-                        self.pending_error = error.clone();
-                    }
-                    let (status, reason) = match t.outcome {
-                        Outcome::Completed => ("completed", None),
-                        Outcome::Timeout => ("interrupted", Some("timeout")),
-                        Outcome::Interrupted => ("interrupted", Some("interrupted")),
-                        _ => ("failed", None),
-                    };
-                    self.close_turn(status, reason, ctx, sink, None);
-                }
-                let status = self.contract.outcome_str(t.outcome, "status").unwrap_or("failed");
-                let mut fields = vec![
-                    ("status", s(status)),
-                    ("final_message", s(t.final_text.clone().unwrap_or_default())),
-                    ("run_id", s("")),
-                    ("trace_path", s("")),
-                ];
-                if let Some(e) = error.filter(|e| !e.is_empty()) {
-                    fields.push(("error", s(e)));
-                }
-                let turn = self.last_turn_id.clone().unwrap_or_default();
-                fields.push(("turn_id", s(turn)));
-                self.emit(sink, "result", fields, extra);
-            }
+            Event::Terminal(_) => return self.terminal(rec, ctx, sink),
             Event::Extension { line } if own => {
                 write_line(sink.out, line, Layout::Go);
                 return Fate::PassedThrough;

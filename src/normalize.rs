@@ -241,6 +241,24 @@ impl Normalizer {
         if self.hints.matches_calls_by_id && rec.origin != self.target {
             self.distinct_ids(&mut rec.event);
         }
+        self.note(&mut rec, out);
+        let fate = out.emit(&rec, &self.ctx);
+        if let Event::ToolCall(call) = rec.event {
+            let open = OpenCall {
+                index: self.ctx.call.index,
+                name: call.name,
+                arguments: if self.hints.call_arguments { call.arguments } else { Arguments::default() },
+                output: Text::default(),
+            };
+            self.open.insert(call.id.unwrap_or_default(), open);
+        }
+        fate
+    }
+
+    /// What a record tells the run, noted before it is written: the session, the turn and
+    /// round it opens or closes, the message text so far, a call's id and index, a result
+    /// matched to its call, usage and cost into the ledger, the terminal record completed.
+    fn note(&mut self, rec: &mut Record, out: &mut dyn Emit) {
         match &mut rec.event {
             Event::Session(s) => {
                 if self.ctx.session_id.is_none() {
@@ -378,17 +396,6 @@ impl Normalizer {
             }
             _ => {}
         }
-        let fate = out.emit(&rec, &self.ctx);
-        if let Event::ToolCall(call) = rec.event {
-            let open = OpenCall {
-                index: self.ctx.call.index,
-                name: call.name,
-                arguments: if self.hints.call_arguments { call.arguments } else { Arguments::default() },
-                output: Text::default(),
-            };
-            self.open.insert(call.id.unwrap_or_default(), open);
-        }
-        fate
     }
 
     /// A session summary for a target that has no such record: its tool calls (answered ones

@@ -434,6 +434,136 @@ impl Decode for Decoder {
 }
 
 impl Decoder {
+    /// An assistant message's streamed event: the record it says (a block started, a delta, a call), or the event kept whole where the model has none.
+    fn message_update(&mut self, kind: &str, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
+        // The event without its `partial` message (all of the message so far, which
+        // the events before it gave piece by piece), unless it is kept whole below.
+        let raw = m.remove("assistantMessageEvent");
+        let mut ev = raw.clone().and_then(object_of).unwrap_or_default();
+        let partial = ev.remove("partial");
+        let Some(what) = ev.get_str("type").map(Cow::into_owned) else {
+            return Err(LineError::bad("message_update without an assistantMessageEvent type"));
+        };
+        let index = ev.get("contentIndex").and_then(Member::as_u64);
+        let text = |k: &str| ev.get_str(k).unwrap_or_default().into_owned();
+        match what.as_str() {
+            "text_start" => out.push(own(Event::TextStart)),
+            "text_delta" => out.push(own(Event::TextDelta { text: text("delta"), chars: None })),
+            "text_end" => {
+                index.map(|i| self.done_blocks.insert(i));
+                out.push(own(Event::TextEnd { text: ev.get_str("content").map(Cow::into_owned) }));
+            }
+            "thinking_start" => out.push(own(Event::ReasoningStart { reset: None })),
+            "thinking_delta" => out.push(own(Event::ReasoningDelta { text: text("delta") })),
+            "thinking_end" => {
+                index.map(|i| self.done_blocks.insert(i));
+                out.push(own(Event::ReasoningEnd { text: ev.get_str("content").map(Cow::into_owned) }));
+            }
+            "toolcall_start" => {
+                // With --json-deltas the start names its call; without, the partial
+                // message's block at the event's index does.
+                let named = match ev.remove("toolCall").and_then(object_of) {
+                    Some(call) => Some(call),
+                    None => partial.zip(index).and_then(|(p, i)| block_of(p, i as usize)),
+                };
+                let named = named.unwrap_or_default();
+                out.push(own(Event::ToolDraft(ToolDraft {
+                    id: named.get_str("id").map(Cow::into_owned),
+                    name: named.get_str("name").map(Cow::into_owned),
+                    ..ToolDraft::default()
+                })));
+            }
+            "toolcall_delta" => {
+                out.push(own(Event::ToolDraft(ToolDraft { delta: Some(text("delta")), ..ToolDraft::default() })))
+            }
+            "toolcall_end" => {
+                index.map(|i| self.done_blocks.insert(i));
+                let call = ev.remove("toolCall").and_then(object_of).unwrap_or_default();
+                self.tool_call_of(&call, out);
+                if out.records.is_empty() {
+                    out.fold();
+                }
+            }
+            _ => {
+                let ev = raw.map_or(Value::Null, Member::into_value);
+                let line = whole_line(kind, Object::from(Map::from_iter([("assistantMessageEvent".to_string(), ev)])));
+                out.push(own(Event::Extension { line }));
+            }
+        }
+        self.give_meta(out);
+        Ok(())
+    }
+
+    /// A message's end: an assistant message's content, usage and stop; a user prompt; a tool result; a custom message (a notice, kept whole).
+    fn message_end(&mut self, kind: &str, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
+        let whole = m.remove("message");
+        let Some(mut message) = whole.clone().and_then(object_of) else {
+            return Err(LineError::bad("message_end without its message"));
+        };
+        match message.get_str("role").as_deref().unwrap_or_default() {
+            "assistant" => {
+                if !std::mem::take(&mut self.started) {
+                    // A message with no message_start (upstream Pi streams give
+                    // message_end alone): its origin is on its end.
+                    self.meta = whole.clone().and_then(assistant_meta);
+                }
+                self.assistant_end(message, out);
+                self.give_meta(out);
+                // What the message did not use is not another message's.
+                self.meta = None;
+            }
+            "user" => {
+                let plain = only_text(&message);
+                let text = content_kept(message.remove("content")).into_string();
+                let mut rec = own(Event::Prompt { text });
+                // Only its text and time, or more (an image, a member of its own): all of
+                // it, for a base-context target to write as it was.
+                rec.extra = match (plain, message.remove("timestamp"), whole) {
+                    (true, Some(t), _) => Extra::from_members(vec![(Cow::Borrowed("timestamp"), t)]),
+                    (true, None, _) | (false, _, None) => Extra::new(),
+                    (false, _, Some(w)) => Extra::from_members(vec![(Cow::Borrowed("message"), w)]),
+                };
+                out.push(rec);
+            }
+            "toolResult" => {
+                let id = message.get_str("toolCallId").unwrap_or_default().into_owned();
+                let name = message.get_str("toolName").map(Cow::into_owned);
+                // As `tool_execution_end`'s is read: a boolean, or the word written as a string.
+                let failed = message.get("isError").and_then(Member::bool_taken).unwrap_or(false);
+                let output = content_kept(message.remove("content"));
+                if self.tool_result(id, name, failed, output, out) {
+                    if let (Some(d), Some(rec)) = (message.remove("details"), out.records.last_mut()) {
+                        rec.extra = Extra::from_members(vec![(Cow::Borrowed("details"), d)]);
+                    }
+                }
+            }
+            "custom" => {
+                let message = whole.map_or(Value::Null, Member::into_value);
+                let details = &message["details"];
+                let failed = (message["customType"] == "session_slash_command_result" && details["success"] == false)
+                    || (message["customType"] == "compaction_outcome" && details["outcome"] == "failed");
+                let text = content_text(&message["content"]);
+                if failed {
+                    self.ending.failure = Some(text.clone());
+                }
+                // Its kind, details and time have no place in the model: all of it, for a
+                // base-context target to write as it was.
+                let mut rec = own(Event::Notice { text });
+                rec.extra.insert("message", message);
+                out.push(rec);
+            }
+            _ => {
+                m.insert("message", whole.map_or(Value::Null, Member::into_value));
+                out.push(own(Event::Extension { line: whole_line(kind, m) }));
+                return Ok(());
+            }
+        }
+        if out.records.is_empty() {
+            out.fold();
+        }
+        Ok(())
+    }
+
     fn decode_line(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
         let kind = take_type(&mut m)?;
         let event = match kind.as_ref() {
@@ -505,133 +635,8 @@ impl Decoder {
                 out.fold();
                 return Ok(());
             }
-            "message_update" => {
-                // The event without its `partial` message (all of the message so far, which
-                // the events before it gave piece by piece), unless it is kept whole below.
-                let raw = m.remove("assistantMessageEvent");
-                let mut ev = raw.clone().and_then(object_of).unwrap_or_default();
-                let partial = ev.remove("partial");
-                let Some(what) = ev.get_str("type").map(Cow::into_owned) else {
-                    return Err(LineError::bad("message_update without an assistantMessageEvent type"));
-                };
-                let index = ev.get("contentIndex").and_then(Member::as_u64);
-                let text = |k: &str| ev.get_str(k).unwrap_or_default().into_owned();
-                match what.as_str() {
-                    "text_start" => out.push(own(Event::TextStart)),
-                    "text_delta" => out.push(own(Event::TextDelta { text: text("delta"), chars: None })),
-                    "text_end" => {
-                        index.map(|i| self.done_blocks.insert(i));
-                        out.push(own(Event::TextEnd { text: ev.get_str("content").map(Cow::into_owned) }));
-                    }
-                    "thinking_start" => out.push(own(Event::ReasoningStart { reset: None })),
-                    "thinking_delta" => out.push(own(Event::ReasoningDelta { text: text("delta") })),
-                    "thinking_end" => {
-                        index.map(|i| self.done_blocks.insert(i));
-                        out.push(own(Event::ReasoningEnd { text: ev.get_str("content").map(Cow::into_owned) }));
-                    }
-                    "toolcall_start" => {
-                        // With --json-deltas the start names its call; without, the partial
-                        // message's block at the event's index does.
-                        let named = match ev.remove("toolCall").and_then(object_of) {
-                            Some(call) => Some(call),
-                            None => partial.zip(index).and_then(|(p, i)| block_of(p, i as usize)),
-                        };
-                        let named = named.unwrap_or_default();
-                        out.push(own(Event::ToolDraft(ToolDraft {
-                            id: named.get_str("id").map(Cow::into_owned),
-                            name: named.get_str("name").map(Cow::into_owned),
-                            ..ToolDraft::default()
-                        })));
-                    }
-                    "toolcall_delta" => out
-                        .push(own(Event::ToolDraft(ToolDraft { delta: Some(text("delta")), ..ToolDraft::default() }))),
-                    "toolcall_end" => {
-                        index.map(|i| self.done_blocks.insert(i));
-                        let call = ev.remove("toolCall").and_then(object_of).unwrap_or_default();
-                        self.tool_call_of(&call, out);
-                        if out.records.is_empty() {
-                            out.fold();
-                        }
-                    }
-                    _ => {
-                        let ev = raw.map_or(Value::Null, Member::into_value);
-                        let line =
-                            whole_line(kind, Object::from(Map::from_iter([("assistantMessageEvent".to_string(), ev)])));
-                        out.push(own(Event::Extension { line }));
-                    }
-                }
-                self.give_meta(out);
-                return Ok(());
-            }
-            "message_end" => {
-                let whole = m.remove("message");
-                let Some(mut message) = whole.clone().and_then(object_of) else {
-                    return Err(LineError::bad("message_end without its message"));
-                };
-                match message.get_str("role").as_deref().unwrap_or_default() {
-                    "assistant" => {
-                        if !std::mem::take(&mut self.started) {
-                            // A message with no message_start (upstream Pi streams give
-                            // message_end alone): its origin is on its end.
-                            self.meta = whole.clone().and_then(assistant_meta);
-                        }
-                        self.assistant_end(message, out);
-                        self.give_meta(out);
-                        // What the message did not use is not another message's.
-                        self.meta = None;
-                    }
-                    "user" => {
-                        let plain = only_text(&message);
-                        let text = content_kept(message.remove("content")).into_string();
-                        let mut rec = own(Event::Prompt { text });
-                        // Only its text and time, or more (an image, a member of its own): all of
-                        // it, for a base-context target to write as it was.
-                        rec.extra = match (plain, message.remove("timestamp"), whole) {
-                            (true, Some(t), _) => Extra::from_members(vec![(Cow::Borrowed("timestamp"), t)]),
-                            (true, None, _) | (false, _, None) => Extra::new(),
-                            (false, _, Some(w)) => Extra::from_members(vec![(Cow::Borrowed("message"), w)]),
-                        };
-                        out.push(rec);
-                    }
-                    "toolResult" => {
-                        let id = message.get_str("toolCallId").unwrap_or_default().into_owned();
-                        let name = message.get_str("toolName").map(Cow::into_owned);
-                        // As `tool_execution_end`'s is read: a boolean, or the word written as a string.
-                        let failed = message.get("isError").and_then(Member::bool_taken).unwrap_or(false);
-                        let output = content_kept(message.remove("content"));
-                        if self.tool_result(id, name, failed, output, out) {
-                            if let (Some(d), Some(rec)) = (message.remove("details"), out.records.last_mut()) {
-                                rec.extra = Extra::from_members(vec![(Cow::Borrowed("details"), d)]);
-                            }
-                        }
-                    }
-                    "custom" => {
-                        let message = whole.map_or(Value::Null, Member::into_value);
-                        let details = &message["details"];
-                        let failed = (message["customType"] == "session_slash_command_result"
-                            && details["success"] == false)
-                            || (message["customType"] == "compaction_outcome" && details["outcome"] == "failed");
-                        let text = content_text(&message["content"]);
-                        if failed {
-                            self.ending.failure = Some(text.clone());
-                        }
-                        // Its kind, details and time have no place in the model: all of it, for a
-                        // base-context target to write as it was.
-                        let mut rec = own(Event::Notice { text });
-                        rec.extra.insert("message", message);
-                        out.push(rec);
-                    }
-                    _ => {
-                        m.insert("message", whole.map_or(Value::Null, Member::into_value));
-                        out.push(own(Event::Extension { line: whole_line(kind, m) }));
-                        return Ok(());
-                    }
-                }
-                if out.records.is_empty() {
-                    out.fold();
-                }
-                return Ok(());
-            }
+            "message_update" => return self.message_update(&kind, m, out),
+            "message_end" => return self.message_end(&kind, m, out),
             "tool_execution_start" => {
                 let name = m.get_str("toolName");
                 self.tool_call(&m.get_str("toolCallId").unwrap_or_default(), name, m.get_value("args"), out);

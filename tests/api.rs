@@ -54,3 +54,38 @@ fn options_are_built_with_their_defaults_and_changed_one_by_one() {
         translate_bytes(long.as_bytes(), &Options::new(Some(Dialect::Adal), Dialect::Wuu).max_line_bytes(100));
     assert_eq!(diagnostics.first().map(|d| d.line), Some(1), "{diagnostics:?}");
 }
+
+/// The one wrapping of arguments a target's calls cannot take as they are, and its undoing.
+#[test]
+fn arguments_that_are_no_object_go_to_an_object_target_as_raw_and_come_back_as_text() {
+    use agentgate::model::Arguments;
+    use serde_json::json;
+    assert_eq!(Arguments::value(json!({"path": "a.rs"})).to_object(), json!({"path": "a.rs"}));
+    assert_eq!(Arguments::text("").to_object(), json!({}));
+    assert_eq!(Arguments::text("ls -la").to_object(), json!({"raw": "ls -la"}));
+    assert_eq!(Arguments::value(json!(["a", 1])).to_object(), json!({"raw": "[\"a\",1]"}));
+    // Back to text: the wrapping undone, a JSON string (wuu's arguments are JSON text) too.
+    assert_eq!(Arguments::text(r#"{"raw":"ls -la"}"#).unwrapped_text(), "ls -la");
+    assert_eq!(Arguments::text(r#""pytest -q""#).unwrapped_text(), "pytest -q");
+    // An object with more than `raw` is the source's own object, kept.
+    assert_eq!(Arguments::text(r#"{"raw":"x","n":1}"#).unwrapped_text(), r#"{"raw":"x","n":1}"#);
+    // Through the targets: localcode's text to adal (an object) and back to localcode.
+    let localcode = "{\"type\": \"tool_start\", \"name\": \"bash\", \"args\": \"ls -la\", \"index\": \"0\"}\n";
+    let adal = agentgate::translate_str(
+        localcode,
+        &agentgate::Options::new(Some(agentgate::Dialect::Localcode), agentgate::Dialect::Adal),
+    )
+    .unwrap();
+    assert!(
+        adal.starts_with(
+            "{\"type\":\"tool_call\",\"id\":\"call-1\",\"name\":\"bash\",\"args\":{\"raw\":\"ls -la\"}}\n"
+        ),
+        "{adal}"
+    );
+    let back = agentgate::translate_str(
+        &adal,
+        &agentgate::Options::new(Some(agentgate::Dialect::Adal), agentgate::Dialect::Localcode),
+    )
+    .unwrap();
+    assert!(back.contains("\"args\": \"ls -la\""), "{back}");
+}

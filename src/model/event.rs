@@ -270,6 +270,9 @@ pub struct Arguments {
     pub unread: bool,
 }
 
+/// The member text arguments go in where a target's calls take an object ([`Arguments::to_object`]).
+pub const RAW: &str = "raw";
+
 impl Arguments {
     pub fn value(v: Value) -> Self {
         Arguments { value: Some(v), text: None, compact: false, unread: false }
@@ -375,6 +378,41 @@ impl Arguments {
             (None, Some(t)) => serde_json::from_str(t).ok(),
             (None, None) => None,
         }
+    }
+
+    /// The arguments as a JSON object, for a target whose calls take one (adal's `args`,
+    /// base-context's and Claude's `input`, codex's MCP `arguments`): the object the source
+    /// gave, `{}` for none, and arguments that are no object as `{"raw": text}`. The one
+    /// wrapping agentgate makes; [`Arguments::unwrapped_text`] undoes it.
+    pub fn to_object(&self) -> Value {
+        match self.to_value() {
+            Some(v @ Value::Object(_)) => v,
+            _ if self.as_text().is_empty() => Value::Object(Map::new()),
+            _ => {
+                let mut raw = Map::new();
+                raw.insert(RAW.into(), Value::String(self.to_text()));
+                Value::Object(raw)
+            }
+        }
+    }
+
+    /// The arguments as text, for a target whose calls take text (localcode's `args`): text
+    /// that reached the model wrapped by another dialect's writer, as `{"raw": text}`
+    /// ([`Arguments::to_object`]) or as a JSON string (wuu's arguments are JSON text), given
+    /// back as the text.
+    pub fn unwrapped_text(&self) -> Cow<'_, str> {
+        let text = self.as_text();
+        let unwrapped = if text.starts_with('"') {
+            serde_json::from_str::<String>(&text).ok()
+        } else if text.starts_with("{\"raw\"") {
+            match serde_json::from_str::<Map<String, Value>>(&text) {
+                Ok(m) if m.len() == 1 => m.get(RAW).and_then(Value::as_str).map(str::to_string),
+                _ => None,
+            }
+        } else {
+            None
+        };
+        unwrapped.map_or(text, Cow::Owned)
     }
 }
 

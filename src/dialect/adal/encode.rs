@@ -1,7 +1,7 @@
 //! Writing adal: calls, results, refusals, the answer and `complete` last, with the exit code
 //! its outcome calls for and a session id (derived from the input where the source names none).
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::codec::Context;
 use crate::codec::{Dialect, Encode, Record, Sink};
@@ -235,11 +235,7 @@ fn args_object(a: &Arguments) -> Field<'_> {
         // An object's compact text is what adal's compact writer makes of it.
         return Field::Json(t);
     }
-    Field::Owned(match a.to_value() {
-        Some(v @ Value::Object(_)) => v,
-        _ if a.to_text().is_empty() => json!({}),
-        _ => json!({ "raw": a.to_text() }),
-    })
+    Field::Owned(a.to_object())
 }
 
 fn status_word(s: ToolStatus) -> &'static str {

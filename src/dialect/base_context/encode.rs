@@ -785,11 +785,7 @@ fn usage_json(t: &Tokens, cost: Option<&Map<String, Value>>) -> Value {
 }
 
 fn args_object(a: &Arguments) -> Value {
-    match a.to_value() {
-        Some(v @ Value::Object(_)) => v,
-        _ if a.to_text().is_empty() => json!({}),
-        _ => json!({ "raw": a.to_text() }),
-    }
+    a.to_object()
 }
 
 /// Whether lines are held while the assistant message waits for its usage.

@@ -472,11 +472,7 @@ impl Encode for Encoder {
                 self.flush(sink);
                 // A call whose source gave no id gets one of Claude's form, not agentgate's `call-N`.
                 let id = self.call_id(c.id.as_deref().filter(|_| !c.id_made));
-                let input = match c.arguments.to_value() {
-                    Some(v @ Value::Object(_)) => v,
-                    _ if c.arguments.to_text().is_empty() => json!({}),
-                    _ => json!({"raw": c.arguments.to_text()}),
-                };
+                let input = c.arguments.to_object();
                 self.calls.insert(c.id.as_deref().unwrap_or(&id).to_string(), (id.clone(), input.clone()));
                 self.assistant_line(
                     sink,
@@ -568,9 +564,5 @@ impl Encode for Encoder {
 }
 
 fn mcp_input(a: &Arguments) -> Value {
-    match a.to_value() {
-        Some(v @ Value::Object(_)) => v,
-        _ if a.to_text().is_empty() => json!({}),
-        _ => json!({"raw": a.to_text()}),
-    }
+    a.to_object()
 }

@@ -96,11 +96,7 @@ fn command_of(name: &str, args: &Arguments) -> Option<String> {
 
 /// An MCP call's arguments: a JSON object where the source gave one, else `{"raw": text}`.
 fn mcp_arguments(args: &Arguments) -> Value {
-    match args.to_value() {
-        Some(v @ Value::Object(_)) => v,
-        _ if args.to_text().is_empty() => json!({}),
-        _ => json!({"raw": args.to_text()}),
-    }
+    args.to_object()
 }
 
 impl Encoder {

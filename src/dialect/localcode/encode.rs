@@ -104,25 +104,13 @@ impl Default for Encoder {
     }
 }
 
-/// A call's arguments as localcode's `args` text. Text that was not JSON reaches localcode from
-/// other dialects wrapped: as a JSON string (wuu's arguments are JSON text), or as `{"raw":
-/// text}` (adal's and base-context's arguments are objects): localcode gets the text back.
+/// A call's arguments as localcode's `args` text: localcode's own as they were, another
+/// dialect's unwrapped ([`Arguments::unwrapped_text`]).
 fn args_text<'a>(a: &'a Arguments, rec: &Record) -> Cow<'a, str> {
-    let text = a.as_text();
     if rec.origin == Dialect::Localcode {
-        return text;
+        return a.as_text();
     }
-    let unwrapped = if text.starts_with('"') {
-        serde_json::from_str::<String>(&text).ok()
-    } else if text.starts_with("{\"raw\"") {
-        match serde_json::from_str::<Map<String, Value>>(&text) {
-            Ok(m) if m.len() == 1 => m.get("raw").and_then(Value::as_str).map(str::to_string),
-            _ => None,
-        }
-    } else {
-        None
-    };
-    unwrapped.map_or(text, Cow::Owned)
+    a.unwrapped_text()
 }
 
 /// Writes a line: `type` first, the fields in the given order, then (for records read from

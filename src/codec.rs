@@ -4,6 +4,9 @@
 //! dialect's decoder and encoder is [`crate::dialect`]; the adapters there, the normalizer and the
 //! pipeline meet here.
 
+use std::hash::{BuildHasher, Hash};
+
+use indexmap::{Equivalent, IndexMap};
 use strum::IntoEnumIterator;
 
 use crate::json::object::Object;
@@ -495,3 +498,26 @@ impl Emit for Encoding<'_, '_, '_> {
         self.sink.report
     }
 }
+
+/// Most calls kept waiting for their results. Some dialects never answer calls (loom records
+/// only what a model asked for); at this many, the older half of the open calls is let go, so
+/// memory does not grow with the stream. A result for it, should one come, is matched as one whose call was
+/// never seen.
+pub const MAX_OPEN_CALLS: usize = 4096;
+
+/// Before call `key` is noted in a table kept per open call (here, and in decoders and encoders
+/// that follow calls): when it is new and the table holds [`MAX_OPEN_CALLS`], the older half is
+/// let go, at once (cheap on average, as one at a time is not), so that calls never answered do
+/// not grow memory.
+pub fn make_room<K, V, S, Q>(open: &mut IndexMap<K, V, S>, key: &Q)
+where
+    S: BuildHasher,
+    Q: ?Sized + Hash + Equivalent<K>,
+{
+    if open.len() >= MAX_OPEN_CALLS && !open.contains_key(key) {
+        open.drain(..MAX_OPEN_CALLS / 2);
+    }
+}
+
+/// The reason a terminal record gives when the input ended without one.
+pub const ENDED_EARLY: &str = "input ended without a terminal record";

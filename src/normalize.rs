@@ -11,7 +11,7 @@
 //!
 //! Encoders read the run through [`Context`].
 
-use std::hash::{BuildHasher, Hash};
+use std::hash::Hash;
 
 use indexmap::{Equivalent, IndexMap};
 
@@ -25,25 +25,7 @@ use crate::report::Fate;
 /// Most output kept per running tool call, to fill in a result that does not repeat it.
 pub const MAX_TOOL_OUTPUT_BYTES: usize = 1024 * 1024;
 
-/// Most calls kept waiting for their results. Some dialects never answer calls (loom records
-/// only what a model asked for); at this many, the older half of the open calls is let go, so
-/// memory does not grow with the stream. A result for it, should one come, is matched as one whose call was
-/// never seen.
-pub const MAX_OPEN_CALLS: usize = 4096;
-
-/// Before call `key` is noted in a table kept per open call (here, and in decoders and encoders
-/// that follow calls): when it is new and the table holds [`MAX_OPEN_CALLS`], the older half is
-/// let go, at once (cheap on average, as one at a time is not), so that calls never answered do
-/// not grow memory.
-pub fn make_room<K, V, S, Q>(open: &mut IndexMap<K, V, S>, key: &Q)
-where
-    S: BuildHasher,
-    Q: ?Sized + Hash + Equivalent<K>,
-{
-    if open.len() >= MAX_OPEN_CALLS && !open.contains_key(key) {
-        open.drain(..MAX_OPEN_CALLS / 2);
-    }
-}
+pub use crate::codec::{make_room, ENDED_EARLY, MAX_OPEN_CALLS};
 
 /// A snapshot's key, `(scope, what it counts)`, with the name borrowed: it hashes as the
 /// owned key does (a tuple hashes its members in order; `&str` and `String` alike).
@@ -62,9 +44,6 @@ impl Equivalent<(Scope, String)> for SnapshotOf<'_> {
 /// go, at once (one at a time shifted the whole table on every usage record). Snapshots of a
 /// turn this far back do not come again in any dialect's order of events.
 pub const MAX_SNAPSHOTS: usize = 64;
-
-/// The reason a terminal record gives when the input ended without one.
-pub const ENDED_EARLY: &str = "input ended without a terminal record";
 
 /// A call answered as failed: its index in its round and its name.
 struct FailedCall {

@@ -64,6 +64,19 @@ fn the_json_layer_imports_nothing_else_and_the_model_only_it() {
     assert_eq!(graph.get("json"), None, "json/ imports {:?}", graph.get("json"));
     let model: Vec<_> = graph.get("model").into_iter().flatten().collect();
     assert_eq!(model, ["json"], "model/ imports");
+    // An adapter knows the seams and the layers below, never the normalizer, the pipeline or
+    // another adapter.
+    for (unit, imports) in graph.iter().filter(|(u, _)| u.starts_with("dialect/")) {
+        let dialect = unit.split('/').nth(1).unwrap_or_default();
+        for to in imports {
+            let other_adapter = to.starts_with("dialect/") && to.split('/').nth(1) != Some(dialect);
+            let allowed = ["json", "model", "codec", "contract", "report", "framing", "dialect/util"];
+            assert!(
+                allowed.contains(&to.as_str()) || (to.starts_with("dialect/") && !other_adapter),
+                "{unit} imports {to}"
+            );
+        }
+    }
     // The seams depend on the model and below, never on an adapter or the pipeline.
     for to in graph.get("codec").into_iter().flatten() {
         assert!(

@@ -422,7 +422,7 @@ impl Decode for Decoder {
             self.settle(out);
         } else if out.verbatim_wanted || out.carry_lines {
             let open = self.ended_loops < self.open_loops;
-            for line in self.copied.close(crate::normalize::ENDED_EARLY, open, self.retry_pending) {
+            for line in self.copied.close(crate::codec::ENDED_EARLY, open, self.retry_pending) {
                 let mut rec = own(Event::Extension { line });
                 if out.carry_lines {
                     rec.extra.insert(crate::codec::CARRIED_LINE, Value::Bool(true));

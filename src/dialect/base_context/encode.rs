@@ -7,13 +7,13 @@ use std::ops::Range;
 use indexmap::IndexMap;
 use serde_json::{json, Map, Value};
 
+use crate::codec::make_room;
 use crate::codec::Context;
 use crate::codec::{Dialect, Encode, EncodeOptions, Record, Sink, SPILL_BLOCK};
 use crate::dialect::util::refusal;
 use crate::json::{write_line, write_str, write_u64, write_value, Layout};
 use crate::model::Extra;
 use crate::model::{Arguments, Basis, Event, Outcome, Phase, Scope, Terminal, Text, Tokens, ToolStatus};
-use crate::normalize::make_room;
 use crate::report::Fate;
 
 /// Where the assistant message of the current round is.

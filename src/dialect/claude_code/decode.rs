@@ -6,13 +6,13 @@
 use indexmap::IndexMap;
 use serde_json::{Map, Value};
 
+use crate::codec::make_room;
 use crate::codec::{Decode, Decoded, Dialect, LineError, Record};
 use crate::dialect::util::take_type;
 use crate::json::object::Object;
 use crate::model::{
     Arguments, Basis, Denial, Event, Outcome, Scope, Session, Terminal, Tokens, ToolCall, ToolResult, ToolStatus, Usage,
 };
-use crate::normalize::make_room;
 
 /// The `result` lines read so far, folded (claude-code.md, Several results).
 #[derive(Default)]

@@ -7,11 +7,11 @@
 
 use serde_json::{json, Map, Value};
 
+use crate::codec::make_room;
 use crate::codec::Context;
 use crate::codec::{Dialect, Encode, Record, Sink};
 use crate::json::{write_line, Layout};
 use crate::model::{Arguments, Event, Outcome, Terminal, ToolStatus};
-use crate::normalize::make_room;
 use crate::report::Fate;
 
 #[derive(Default)]

@@ -7,13 +7,13 @@ use indexmap::IndexMap;
 use serde_json::{json, Map, Value};
 
 use super::COMMAND;
+use crate::codec::make_room;
 use crate::codec::{Decode, Decoded, Dialect, LineError, Record};
 use crate::dialect::util::take_type;
 use crate::json::object::Object;
 use crate::model::{
     Arguments, Basis, Event, Outcome, Scope, Session, Terminal, Tokens, ToolCall, ToolResult, ToolStatus, Usage,
 };
-use crate::normalize::make_room;
 
 /// How the last turn of the input ended.
 #[derive(Debug, Clone, PartialEq)]

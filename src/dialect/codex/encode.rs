@@ -10,11 +10,11 @@ use indexmap::IndexMap;
 use serde_json::{json, Map, Value};
 
 use super::COMMAND;
+use crate::codec::make_room;
 use crate::codec::Context;
 use crate::codec::{Dialect, Encode, Record, Sink};
 use crate::json::{write_line, Layout};
 use crate::model::{Arguments, Event, Outcome, Terminal, ToolStatus};
-use crate::normalize::make_room;
 use crate::report::Fate;
 
 /// A call written as an item that has not completed yet.

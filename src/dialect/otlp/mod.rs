@@ -24,11 +24,11 @@ use indexmap::IndexMap;
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
+use crate::codec::make_room;
 use crate::codec::Context;
 use crate::codec::{Dialect, Encode, EncodeOptions, Record, Sink};
 use crate::json::{write_line, Layout};
 use crate::model::{Basis, Event, Outcome, Scope, Tokens, ToolStatus};
-use crate::normalize::make_room;
 use crate::report::Fate;
 
 /// The released semantic conventions the default names follow.

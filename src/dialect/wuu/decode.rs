@@ -7,6 +7,7 @@ use indexmap::IndexMap;
 use serde_json::Value;
 
 use super::{ids, Ids};
+use crate::codec::make_room;
 use crate::codec::{Decode, Decoded, Dialect, LineError, Record};
 use crate::contract::Contract;
 use crate::dialect::util::{take_count_noted, take_type, whole_line};
@@ -16,7 +17,6 @@ use crate::model::Extra;
 use crate::model::{
     Arguments, Basis, Event, Outcome, Phase, Scope, Session, Terminal, Tokens, ToolCall, ToolResult, ToolStatus, Usage,
 };
-use crate::normalize::make_room;
 
 /// The two event families that report the same bash call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,6 +7,7 @@ use indexmap::IndexMap;
 use serde_json::Value;
 
 use super::{ids, Ids};
+use crate::codec::make_room;
 use crate::codec::Context;
 use crate::codec::{Dialect, Encode, Record, Sink};
 use crate::contract::Contract;
@@ -14,7 +15,6 @@ use crate::dialect::util::{build_line, last_wins, refusal, write_sorted};
 use crate::json::{write_line, Field, Layout};
 use crate::model::Extra;
 use crate::model::{Arguments, Event, Outcome, Phase, Session, ToolResult, ToolStatus};
-use crate::normalize::make_room;
 use crate::report::Fate;
 
 #[cfg(test)]

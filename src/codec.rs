@@ -110,7 +110,7 @@ pub struct Record {
     pub origin: Dialect,
     pub extra: Extra,
     /// The line it was read from is the line its dialect's encoder writes for it, byte for
-    /// byte (see [`Decoded::verbatim_wanted`]): that encoder may copy the line instead.
+    /// byte (see [`DecodeHints::verbatim_wanted`]): that encoder may copy the line instead.
     pub verbatim: bool,
 }
 
@@ -151,13 +151,8 @@ pub struct Decoded {
     /// The line only repeats what an earlier line said (wuu's `command_*` twin of a `tool_*`
     /// event): it has no records of its own, and nothing of it is lost.
     pub folded: bool,
-    /// The target is the source's dialect, so a decoder may mark a record [`Record::verbatim`]
-    /// (set for the run, kept across lines).
-    pub verbatim_wanted: bool,
-    /// The target is canonical: a decoder whose dialect is written back by copying its lines
-    /// (base-context) carries each line whole, so that the canonical stream translated back
-    /// gives what the direct translation gives (set for the run).
-    pub carry_lines: bool,
+    /// What the target wants of the decoder, set for the run: the decode side's hints.
+    pub hints: DecodeHints,
     /// The length of the line being decoded (for [`Object::compact_len`]).
     pub line_len: usize,
     /// The digest of the input a canonical stream was made from, as it states it: ids derived
@@ -168,11 +163,25 @@ pub struct Decoded {
     /// states them: what a target derives from the whole input (loom's `transcript_digest`)
     /// comes from them (taken by the pipeline).
     pub whole_input: Option<crate::codec::WholeDigests>,
+}
+
+/// What a run's target wants of its decoder (set by the pipeline for the run; it adds to
+/// `named_shapes`): each spares work or keeps what the target writes back, and a decoder that
+/// heeds none of them decodes the same records.
+#[derive(Debug, Default)]
+pub struct DecodeHints {
+    /// The target is the source's dialect, so a decoder may mark a record [`Record::verbatim`]
+    /// (its encoder reads the line as read through [`Sink::line`]).
+    pub verbatim_wanted: bool,
+    /// The target is canonical: a decoder whose dialect is written back by copying its lines
+    /// (base-context, wuu's twins) carries them whole, so that the canonical stream translated
+    /// back gives what the direct translation gives.
+    pub carry_lines: bool,
     /// `Some` when the target drops the members a record has no field for and only names them
     /// in the report (a target other than the source's dialect and canonical): the shapes of
     /// members whose keys the report's reader holds already. A decoder keeps members of one of
-    /// these shapes as the shape alone (`Extra::named`), without copying them (set for the
-    /// run; the pipeline adds to it).
+    /// these shapes as the shape alone (`Extra::named`), without copying them (the pipeline
+    /// adds to it).
     pub named_shapes: Option<Vec<u64>>,
 }
 
@@ -182,9 +191,9 @@ impl Decoded {
     }
 
     /// The members left in `m`, as a record's extra members: as their shape alone where that
-    /// is all the target needs ([`Decoded::named_shapes`]), else copied.
+    /// is all the target needs ([`DecodeHints::named_shapes`]), else copied.
     pub fn extra(&self, m: Object<'_>) -> Extra {
-        match &self.named_shapes {
+        match &self.hints.named_shapes {
             Some(known) if !m.is_empty() => {
                 let shape = Extra::shape_of(m.iter().map(|(k, _)| k));
                 if known.contains(&shape) {
@@ -318,7 +327,7 @@ pub struct Hints {
     /// the normalizer a copy of every output delta.
     pub call_output: bool,
     /// Lines of the encoder's own dialect may be marked to be written as read
-    /// ([`Decoded::verbatim_wanted`]): not where an option asks for another form of them.
+    /// ([`DecodeHints::verbatim_wanted`]): not where an option asks for another form of them.
     pub copies_own_lines: bool,
     /// The digest the encoder's ids and digests are made from: SHA-256, unless it only needs
     /// to tell inputs apart (or wants both, canonical).
@@ -410,7 +419,7 @@ pub struct Context {
     /// The whole input's digests are the ones a canonical source stated.
     pub whole_input_stated: bool,
     /// The source's lines are marked to be written as read (the target is the source's
-    /// dialect: [`crate::codec::Decoded::verbatim_wanted`]), so a line the source wrote comes
+    /// dialect: [`DecodeHints::verbatim_wanted`]), so a line the source wrote comes
     /// as a record of its own, and an encoder writes none of the source's kind on its own
     /// account (wuu's `command_*` twin of a `tool_*` line).
     pub copying: bool,

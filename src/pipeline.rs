@@ -10,7 +10,9 @@ use std::io::{self, Write};
 
 use serde_json::Value;
 
-use crate::codec::{Decode, Decoded, Dialect, Emit, Encode, EncodeOptions, Encoding, Sink, Sniff, WholeDigests};
+use crate::codec::{
+    Decode, DecodeHints, Decoded, Dialect, Emit, Encode, EncodeOptions, Encoding, Sink, Sniff, WholeDigests,
+};
 use crate::contract::{Finding, StreamCheck};
 use crate::dialect::Detector;
 pub use crate::error::{one_line, Diagnostic, Error, Stop};
@@ -277,15 +279,17 @@ impl<'o, W: Write> Run<'o, W> {
             encoder,
             norm,
             decoded: Decoded {
-                verbatim_wanted: copies,
-                carry_lines: opts.to == Dialect::Canonical,
-                // A record's extra members are only named in the report when its dialect is not
-                // the target's and the target is not canonical (canonical records carry their
-                // own origin, so a canonical source is never named).
-                named_shapes: (opts.to != Dialect::Canonical
-                    && source.is_some_and(|s| s != opts.to && s != Dialect::Canonical)
-                    && named_allowed())
-                .then(Vec::new),
+                hints: DecodeHints {
+                    verbatim_wanted: copies,
+                    carry_lines: opts.to == Dialect::Canonical,
+                    // A record's extra members are only named in the report when its dialect is
+                    // not the target's and the target is not canonical (canonical records carry
+                    // their own origin, so a canonical source is never named).
+                    named_shapes: (opts.to != Dialect::Canonical
+                        && source.is_some_and(|s| s != opts.to && s != Dialect::Canonical)
+                        && named_allowed())
+                    .then(Vec::new),
+                },
                 ..Decoded::default()
             },
             out: Vec::with_capacity(OUT_BLOCK * 2),
@@ -420,7 +424,7 @@ impl<'o, W: Write> Run<'o, W> {
                             rec.extra.keys().filter(lost).map(Cow::into_owned).collect()
                         };
                         if room {
-                            if let Some(shapes) = &mut self.decoded.named_shapes {
+                            if let Some(shapes) = &mut self.decoded.hints.named_shapes {
                                 if !shapes.contains(&shape) {
                                     shapes.push(shape);
                                 }
@@ -1006,7 +1010,11 @@ mod tests {
     /// Which records of `line`, decoded for a run into its own dialect, are marked to be copied.
     fn copy_marks(dialect: Dialect, line: &str) -> Vec<bool> {
         let m = Object::parse(line).unwrap().unwrap();
-        let mut out = Decoded { verbatim_wanted: true, line_len: line.len(), ..Decoded::default() };
+        let mut out = Decoded {
+            hints: DecodeHints { verbatim_wanted: true, ..DecodeHints::default() },
+            line_len: line.len(),
+            ..Decoded::default()
+        };
         dialect.decoder().decode(m, &mut out).unwrap();
         out.records.iter().map(|r| r.verbatim).collect()
     }

@@ -42,7 +42,7 @@ impl Extra {
 
     /// Members kept as their shape alone, for a target that drops them and only names them
     /// in the report, whose reader holds the keys of that shape already: a decoder gives these
-    /// where [`crate::codec::Decoded::named_shapes`] lists the shape. Not empty; its keys,
+    /// where [`crate::codec::DecodeHints::named_shapes`] lists the shape. Not empty; its keys,
     /// members and text are not kept (asking for the members is a bug, caught in tests).
     pub(crate) fn named(shape: u64) -> Extra {
         Extra { json: String::new(), shape, named: true }
@@ -189,7 +189,7 @@ impl Extra {
     }
 
     /// Sets member `key` to `json`, the text of a JSON value read from a line (a whole line, for
-    /// [`crate::codec::Decoded::carry_lines`]): copied, never parsed. Last, where `key` is not
+    /// [`crate::codec::DecodeHints::carry_lines`]): copied, never parsed. Last, where `key` is not
     /// there yet; in its place, as [`Extra::insert`], where it is.
     pub(crate) fn insert_json(&mut self, key: &str, json: &str) {
         if !self.is_empty() && self.contains_key(key) {

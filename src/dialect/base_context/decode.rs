@@ -377,12 +377,12 @@ impl Decode for Decoder {
     /// is the line kept whole, an unknown kind), or, where it gives no record of its own, as an
     /// extension record that only carries it ([`crate::codec::CARRIED_LINE`]).
     fn decode(&mut self, m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
-        if !out.verbatim_wanted && !out.carry_lines {
+        if !out.hints.verbatim_wanted && !out.hints.carry_lines {
             return self.decode_line(m, out);
         }
         // The line's text, its members copied as read: no tree is built of it but where it has
         // no record to go on (an extension's line is a value).
-        let whole = out.carry_lines.then(|| m.to_json());
+        let whole = out.hints.carry_lines.then(|| m.to_json());
         if let Some(kind) = m.get_str("type") {
             self.copied.track(&kind, &m);
         }
@@ -420,11 +420,11 @@ impl Decode for Decoder {
         let settled = self.open_loops > 0 && self.ended_loops >= self.open_loops && !self.retry_pending;
         if settled {
             self.settle(out);
-        } else if out.verbatim_wanted || out.carry_lines {
+        } else if out.hints.verbatim_wanted || out.hints.carry_lines {
             let open = self.ended_loops < self.open_loops;
             for line in self.copied.close(crate::codec::ENDED_EARLY, open, self.retry_pending) {
                 let mut rec = own(Event::Extension { line });
-                if out.carry_lines {
+                if out.hints.carry_lines {
                     rec.extra.insert(crate::codec::CARRIED_LINE, Value::Bool(true));
                 }
                 out.push(rec);

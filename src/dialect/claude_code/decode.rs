@@ -362,7 +362,7 @@ impl Decoder {
 impl Decode for Decoder {
     fn decode(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
         let kind = take_type(&mut m)?;
-        let keep = out.verbatim_wanted || out.named_shapes.is_none();
+        let keep = out.hints.verbatim_wanted || out.hints.named_shapes.is_none();
         let line = m.into_fields();
         let mut events = Vec::new();
         let subagent = line.get("parent_tool_use_id").is_some_and(|p| !p.is_null());

@@ -274,7 +274,7 @@ impl Decoder {
                 }
             }
         }
-        let keep = out.verbatim_wanted || out.named_shapes.is_none();
+        let keep = out.hints.verbatim_wanted || out.hints.named_shapes.is_none();
         // The line as read: `type`, then its members, the item where it stood.
         let mut line = Map::new();
         line.insert("type".into(), Value::String(kind.to_string()));
@@ -309,7 +309,7 @@ impl Decoder {
 impl Decode for Decoder {
     fn decode(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
         let kind = take_type(&mut m)?;
-        let keep = out.verbatim_wanted || out.named_shapes.is_none();
+        let keep = out.hints.verbatim_wanted || out.hints.named_shapes.is_none();
         match kind.as_ref() {
             "thread.started" => {
                 let id = m.take_str("thread_id");

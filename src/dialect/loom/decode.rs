@@ -198,7 +198,7 @@ impl Decode for Decoder {
         let hot = matches!(kind.as_ref(), "Turn" | "ToolCall" | "Usage");
         // Checked before the members are taken, and only where the line was read as it stands.
         let verbatim = hot
-            && out.verbatim_wanted
+            && out.hints.verbatim_wanted
             && out.warnings.is_empty()
             && m.compact_len() == Some(out.line_len)
             && written_as_read(&m, &kind);

@@ -312,7 +312,9 @@ impl Decode for Decoder {
     /// carried with `delta` null and `repeats_delta` beside it: the output is in the canonical
     /// stream once, as the call's output.
     fn decode(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
-        if !out.carry_lines || !m.get_str("type").is_some_and(|k| k.starts_with("tool_") || k.starts_with("command_")) {
+        if !out.hints.carry_lines
+            || !m.get_str("type").is_some_and(|k| k.starts_with("tool_") || k.starts_with("command_"))
+        {
             return self.decode_line(m, out);
         }
         let delta = m.get_str("type").is_some_and(|k| k.ends_with("_output_delta"));
@@ -379,7 +381,7 @@ impl Decoder {
                 if self.seen(&item, family, step, bash) {
                     // The other family already reported this: one call, counted once. To wuu
                     // itself the line is written as read (its members of its own with it).
-                    if out.verbatim_wanted {
+                    if out.hints.verbatim_wanted {
                         let mut marker = Record::new(Dialect::Wuu, Event::Extension { line: Value::Null });
                         marker.verbatim = true;
                         out.push(marker);
@@ -398,7 +400,7 @@ impl Decoder {
             return Ok(());
         }
         // Checked before the ids are taken, and only where the line was read as it stands.
-        let verbatim = out.verbatim_wanted && out.warnings.is_empty() && written_as_read(&m, &kind, out.line_len);
+        let verbatim = out.hints.verbatim_wanted && out.warnings.is_empty() && written_as_read(&m, &kind, out.line_len);
         // Where the encoder writes them back (see `Ids`).
         if ids(&kind) != Ids::None {
             self.strip_ids(&mut m);

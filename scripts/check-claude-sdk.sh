@@ -8,12 +8,8 @@
 # Usage: scripts/check-claude-sdk.sh [AGENTGATE]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-bin="${1:-$root/target/debug/agentgate}"
-agentgate="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-python3 -m venv "$work/venv"
-"$work/venv/bin/pip" install --quiet --disable-pip-version-check claude-agent-sdk==0.2.189
+# shellcheck source=scripts/sdk/venv.sh
+source "$root/scripts/sdk/venv.sh" "${1:-$root/target/debug/agentgate}" claude-agent-sdk==0.2.189
 # What the SDK runs as `claude`: its flags go to agentgate exec, which accepts Claude's (and
 # reads --include-partial-messages and --input-format); the stdin protocol is agentgate's to
 # answer, and the user message's text goes to the agent's stdin.

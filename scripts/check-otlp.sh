@@ -9,12 +9,8 @@
 # where it is)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-bin="${1:-$root/target/debug/agentgate}"
-agentgate="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-python3 -m venv "$work/venv"
-"$work/venv/bin/pip" install --quiet --disable-pip-version-check opentelemetry-proto==1.45.2
+# shellcheck source=scripts/sdk/venv.sh
+source "$root/scripts/sdk/venv.sh" "${1:-$root/target/debug/agentgate}" opentelemetry-proto==1.45.2
 if [ "$#" -gt 1 ]; then
   folders=("${@:2}")
 else

@@ -312,12 +312,16 @@ impl Decode for Decoder {
     /// carried with `delta` null and `repeats_delta` beside it: the output is in the canonical
     /// stream once, as the call's output.
     fn decode(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
-        if !out.hints.carry_lines
-            || !m.get_str("type").is_some_and(|k| k.starts_with("tool_") || k.starts_with("command_"))
-        {
+        if !out.hints.carry_lines {
             return self.decode_line(m, out);
         }
-        let delta = m.get_str("type").is_some_and(|k| k.ends_with("_output_delta"));
+        let (tool, delta) = match m.get_str("type") {
+            Some(k) => (k.starts_with("tool_") || k.starts_with("command_"), k.ends_with("_output_delta")),
+            None => (false, false),
+        };
+        if !tool {
+            return self.decode_line(m, out);
+        }
         let carry = self.of_the_command_family_or_after_it(&m);
         if !carry && !delta {
             return self.decode_line(m, out);

@@ -1,9 +1,11 @@
 //! The writers' own layouts, held to their writers: localcode's lines are Python's
 //! `json.dumps(obj, ensure_ascii=False)`, recorded over generated values by
 //! `scripts/oracle/python_layout.py` (floats of every magnitude, control characters, non-ASCII,
-//! nesting), and agentgate's spaced layout must write the same bytes. Go's `encoding/json` (wuu)
-//! has no recording here (no Go toolchain on the machines this runs on): its float rules are
-//! held to examples written by hand from its source (`floatEncoder`).
+//! nesting), and agentgate's spaced layout must write the same bytes. wuu's lines are Go's
+//! `json.NewEncoder(w).Encode(map[string]any)`, recorded the same way by
+//! `scripts/oracle/go_layout.go` (values of every kind, and a wuu run made of them), and
+//! agentgate's Go layout must write the same bytes. The float rules are also held to examples
+//! written by hand from the writers' sources.
 
 use agentgate::json::{write_line, write_number, Layout};
 use agentgate::Dialect;
@@ -21,6 +23,37 @@ fn the_spaced_layout_writes_what_pythons_json_dumps_wrote() {
         floats += line.matches("e-").count() + line.matches(".0,").count();
     }
     assert!(floats > 100, "the recording exercises exponents and whole floats: {floats}");
+}
+
+#[test]
+fn the_go_layout_writes_what_gos_json_encoder_wrote() {
+    let recorded = include_str!("oracle/go-json-encoder.jsonl");
+    let mut seen = std::collections::BTreeSet::new();
+    for (n, line) in recorded.lines().enumerate() {
+        let value: Value = serde_json::from_str(line).unwrap();
+        let mut out = Vec::new();
+        write_line(&mut out, &value, Layout::Go);
+        assert_eq!(std::str::from_utf8(&out).unwrap().trim_end(), line, "line {}", n + 1);
+        for mark in [r"\b", r"\f", r"\u003c", r"\u0026", r"\u2028", r"\u0000", "e-", "e+", ":-0,"] {
+            if line.contains(mark) {
+                seen.insert(mark);
+            }
+        }
+    }
+    // What the recording must exercise for the comparison to mean something.
+    assert_eq!(seen.len(), 9, "the recording lacks some of the writer's cases: has {seen:?}");
+}
+
+#[test]
+fn a_run_go_wrote_comes_back_from_wuu_to_wuu_byte_for_byte() {
+    let recorded = include_str!("oracle/go-wuu-stream.jsonl");
+    let direct = agentgate::translate_str(recorded, &agentgate::Options::new(Some(Dialect::Wuu), Dialect::Wuu)).unwrap();
+    assert_eq!(direct, recorded);
+    // Through canonical, every line is written again by the Go layout, from the model.
+    let canonical =
+        agentgate::translate_str(recorded, &agentgate::Options::new(Some(Dialect::Wuu), Dialect::Canonical)).unwrap();
+    let back = agentgate::translate_str(&canonical, &agentgate::Options::new(Some(Dialect::Canonical), Dialect::Wuu)).unwrap();
+    assert_eq!(back, recorded);
 }
 
 #[test]

@@ -429,11 +429,7 @@ unsafe fn check_inside_with<M: crate::json::Stops>(b: &[u8], i: usize) -> Option
 #[inline(always)]
 fn escape(b: &[u8], i: usize, serde: &mut bool, go: &mut bool) -> Option<usize> {
     match *b.get(i + 1)? {
-        b'"' | b'\\' | b'n' | b'r' | b't' => Some(i + 2),
-        b'b' | b'f' => {
-            *go = false;
-            Some(i + 2)
-        }
+        b'"' | b'\\' | b'n' | b'r' | b't' | b'b' | b'f' => Some(i + 2),
         b'/' => {
             *serde = false;
             *go = false;
@@ -452,8 +448,7 @@ fn escape(b: &[u8], i: usize, serde: &mut bool, go: &mut bool) -> Option<usize> 
             // The writers use lower-case hex.
             let lower = !hex.iter().any(u8::is_ascii_uppercase);
             let (s, g) = match n {
-                0x08 | 0x0C => (false, true),
-                0x09 | 0x0A | 0x0D => (false, false),
+                0x08..=0x0A | 0x0C | 0x0D => (false, false),
                 0..=0x1F => (true, true),
                 0x3C | 0x3E | 0x26 | 0x2028 | 0x2029 => (false, true),
                 _ => (false, false),
@@ -663,8 +658,9 @@ pub(crate) mod tests {
             ("\\u001f", Layout::Compact, true),
             ("\\u001F", Layout::Compact, false),
             ("\\b\\f", Layout::Compact, true),
-            ("\\b", Layout::Go, false),
-            ("\\u0008", Layout::Go, true),
+            ("\\b", Layout::Go, true),
+            ("\\u0008", Layout::Go, false),
+            ("\\u000c", Layout::Go, false),
             ("\\u0008", Layout::Compact, false),
             ("<", Layout::Go, false),
             ("\\u003c", Layout::Go, true),

@@ -352,18 +352,10 @@ impl<'o, W: Write> Run<'o, W> {
             return None;
         };
         self.decoded.clear();
-        crate::json::object::take_trouble();
         self.decoded.line_len = line.len();
         if let Err(e) = decoder.decode(m, &mut self.decoded) {
             let d = bad(&mut self.report, diag, e.message);
             return if e.fatal { Some(Stop::Fatal(d)) } else { self.opts.strict.then_some(Stop::Strict(d)) };
-        }
-        if let Some(why) = crate::json::object::take_trouble() {
-            // A member the decoder read could not be held (it came out as null): the line is
-            // refused, as a line that does not parse is.
-            self.decoded.clear();
-            let d = bad(&mut self.report, diag, format!("not JSON: {why}"));
-            return self.opts.strict.then_some(Stop::Strict(d));
         }
         if let Some(message) = self.foreign() {
             let d = bad(&mut self.report, diag, message);

@@ -184,7 +184,7 @@ pub fn write_str(out: &mut Vec<u8>, s: &str, layout: Layout) {
         || go,
         |at| {
             out.extend_from_slice(&bytes[start..at]);
-            let (next, from) = escape_byte(out, bytes, at, go);
+            let (next, from) = escape_byte(out, bytes, at);
             start = from;
             ControlFlow::<(), usize>::Continue(next)
         },
@@ -513,7 +513,7 @@ pub(crate) unsafe fn walk_specials_with<M: Stops, B>(
 /// Writes the escape for the special byte at `bytes[at]` (one [`next_special`] stops at);
 /// where to look next, and where the bytes not yet copied begin.
 #[inline]
-pub(crate) fn escape_byte(out: &mut Vec<u8>, bytes: &[u8], at: usize, go: bool) -> (usize, usize) {
+pub(crate) fn escape_byte(out: &mut Vec<u8>, bytes: &[u8], at: usize) -> (usize, usize) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     // The letter of each two-character escape; 0 for bytes that have none.
     const SHORT: [u8; 256] = {

@@ -13,7 +13,6 @@
 //! their order, and a key given twice keeps its first place and its last value.
 
 use std::borrow::Cow;
-use std::cell::RefCell;
 use std::fmt;
 use std::sync::OnceLock;
 
@@ -37,18 +36,6 @@ pub enum Member<'a> {
     /// Boxed: most members are raw, and a member the size of a `Value` would make every
     /// line's member list (and each move in it) twice as large.
     Value(Box<Value>),
-}
-
-thread_local! {
-    /// Why the last raw member could not become a `Value`, since [`take_trouble`] last looked.
-    static TROUBLE: RefCell<Option<String>> = const { RefCell::new(None) };
-}
-
-/// Why a raw member of a line decoded on this thread could not become a `Value` (a number
-/// beyond f64, say: the scan checks syntax only), if one could not; it read as null. The
-/// pipeline asks after each line and refuses the line then, so nothing is lost unsaid.
-pub fn take_trouble() -> Option<String> {
-    TROUBLE.with(|t| t.borrow_mut().take())
 }
 
 /// Whether key `k` sorts after `before` (`""`: none yet), for a decoder that checks a line's keys
@@ -77,17 +64,15 @@ impl<'a> Member<'a> {
         Member::Value(Box::new(v))
     }
 
-    /// The value as a `Value` tree.
+    /// The value as a `Value` tree. A raw member always has one: [`Object::parse`] refuses a
+    /// line with anything a `Value` cannot hold (a lone surrogate, nesting past serde_json's
+    /// limit, a number beyond f64), as serde_json refuses it.
     pub fn to_value(&self) -> Value {
         match self {
             Member::Raw(r, as_is) => simple_value(r, *as_is).unwrap_or_else(|| {
-                serde_json::from_str(r).unwrap_or_else(|e| {
-                    // serde_json's position is in the member, not the line: left out.
-                    let why = e.to_string();
-                    let why = why.split(" at line ").next().unwrap_or(&why).to_string();
-                    TROUBLE.with(|t| *t.borrow_mut() = Some(why));
-                    Value::Null
-                })
+                let parsed = serde_json::from_str(r);
+                debug_assert!(parsed.is_ok(), "a member the parse passed is no Value: {r}");
+                parsed.unwrap_or(Value::Null)
             }),
             Member::Value(v) => (**v).clone(),
         }
@@ -424,14 +409,18 @@ impl<'a> Object<'a> {
         }
         // What the fast scan leaves: serde_json decides, and words any error.
         let parsed = serde_json::from_str::<Parsed<'a>>(text)?;
-        // The scan takes two things a Value cannot hold, which would make a member vanish when
-        // a decoder asks for it: a lone surrogate (\uD800), and nesting deeper than serde_json's
-        // limit. A line with either is refused, with serde_json's own reason, as it always
-        // was. Both are rare, and looked for cheaply first.
+        // serde_json's reading into raw members takes three things a Value cannot hold, which
+        // would make a member vanish when a decoder asks for it: a lone surrogate (\uD800),
+        // nesting deeper than serde_json's limit, and a number beyond f64. A line with any is
+        // refused, with serde_json's own reason, as the fast scan leaves it here to be. All
+        // are rare, and looked for cheaply first.
         static ESCAPE_U: OnceLock<memchr::memmem::Finder<'static>> = OnceLock::new();
         let finder = ESCAPE_U.get_or_init(|| memchr::memmem::Finder::new(b"\\u"));
         let bytes = text.as_bytes();
-        if finder.find_iter(bytes).any(|at| matches!(bytes.get(at + 2), Some(b'd' | b'D'))) || too_deep(bytes) {
+        if finder.find_iter(bytes).any(|at| matches!(bytes.get(at + 2), Some(b'd' | b'D')))
+            || too_deep(bytes)
+            || crate::json::scan::may_overflow(bytes)
+        {
             serde_json::from_str::<Value>(text)?;
         }
         Ok(match parsed {
@@ -1005,7 +994,37 @@ mod tests {
                 let o = obj(&line);
                 prop_assert_eq!(o.get("k").map(Member::to_value), Some(serde_json::from_str::<Value>(&text).unwrap()));
             }
-            prop_assert_eq!(take_trouble(), None);
+        }
+
+        #[test]
+        fn a_line_is_taken_exactly_when_serde_json_takes_it_whatever_its_numbers(
+            whole in "0|[1-9][0-9]{0,3}|[1-9][0-9]{195,205}|[1-9][0-9]{300,320}",
+            fraction in prop::option::of("[0-9]{1,4}"),
+            exponent in prop::option::of(("[eE]", "[+-]?", "0{0,2}[0-9]{1,3}")),
+            nested in any::<bool>(),
+        ) {
+            // Around f64's end (1.8e308): long integers, exponents of two digits and three,
+            // both signs, at the top of a line and nested in a member.
+            let mut n = whole;
+            if let Some(f) = fraction {
+                n += &format!(".{f}");
+            }
+            if let Some((e, sign, digits)) = exponent {
+                n += &format!("{e}{sign}{digits}");
+            }
+            let member = if nested { format!("{{\"a\":[1,{n}]}}") } else { n };
+            let line = format!("{{\"k\":{member},\"t\":\"x\"}}");
+            let theirs = serde_json::from_str::<Value>(&line);
+            match Object::parse(&line) {
+                Ok(Ok(o)) => {
+                    let (ours, theirs) = (o.get("k").map(Member::to_value), theirs.unwrap());
+                    prop_assert_eq!(ours.as_ref(), theirs.get("k"), "{}", line);
+                }
+                ours => {
+                    prop_assert!(theirs.is_err(), "{}: {:?}", line, ours.map(|_| ()));
+                    prop_assert_eq!(ours.map(|_| ()).map_err(|e| e.to_string()), theirs.map(|_| ()).map_err(|e| e.to_string()));
+                }
+            }
         }
 
         #[test]

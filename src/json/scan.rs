@@ -156,6 +156,36 @@ pub(crate) fn compact_json(text: &str) -> bool {
     s.compact_value().is_some() && s.i == s.b.len()
 }
 
+/// A number with this many digits before its point, or with an exponent of three digits or
+/// more, may be beyond f64 (about 1.8e308): the scan leaves its line to serde_json
+/// ([`may_overflow`] tells the slow path to check it). Below both, it is below 1e299.
+pub(crate) const MAY_OVERFLOW_DIGITS: usize = 200;
+
+/// Whether `text` may hold a number beyond f64 (an over-estimate, bytes inside strings
+/// included): an exponent of three digits or more after a digit, or a run of
+/// [`MAY_OVERFLOW_DIGITS`] digits. For lines the scan left to serde_json only, which are rare.
+pub(crate) fn may_overflow(text: &[u8]) -> bool {
+    let mut run = 0;
+    for (i, &b) in text.iter().enumerate() {
+        if b.is_ascii_digit() {
+            run += 1;
+            if run >= MAY_OVERFLOW_DIGITS {
+                return true;
+            }
+            continue;
+        }
+        run = 0;
+        if matches!(b, b'e' | b'E') && i > 0 && text[i - 1].is_ascii_digit() | (text[i - 1] == b'.') {
+            let rest = &text[i + 1..];
+            let rest = rest.strip_prefix(b"+").or_else(|| rest.strip_prefix(b"-")).unwrap_or(rest);
+            if rest.iter().take_while(|b| b.is_ascii_digit()).count() >= 3 {
+                return true;
+            }
+        }
+    }
+    false
+}
+
 /// Most keys an object may have for [`compact_json`] to say yes: each is compared with those
 /// before it.
 const KEYS_CHECKED: usize = 16;
@@ -284,20 +314,23 @@ impl<'a> Scanner<'a> {
     }
 
     /// A number's grammar after its sign, `first` being read: no leading zeros, digits after
-    /// a point and in an exponent. What comes after it is checked by the caller.
+    /// a point and in an exponent. What comes after it is checked by the caller. A number
+    /// that may be beyond f64 (which serde_json refuses: "number out of range") is left to
+    /// serde_json too (see [`MAY_OVERFLOW_DIGITS`]), so that every member this scan passes
+    /// becomes a `Value`.
     fn number(&mut self, first: u8) -> Option<()> {
-        match first {
-            b'0' => {}
-            b'1'..=b'9' => {
-                self.digits();
-            }
+        let whole = match first {
+            b'0' => 1,
+            b'1'..=b'9' => 1 + self.digits(),
             _ => return None,
-        }
-        self.fraction_and_exponent()
+        };
+        let exponent = self.fraction_and_exponent()?;
+        (whole < MAY_OVERFLOW_DIGITS && exponent < 3).then_some(())
     }
 
-    /// A number's fraction and exponent, where it has them, after its integer digits.
-    fn fraction_and_exponent(&mut self) -> Option<()> {
+    /// A number's fraction and exponent, where it has them, after its integer digits: how many
+    /// digits the exponent has.
+    fn fraction_and_exponent(&mut self) -> Option<usize> {
         if self.eat_if(b'.') && self.digits() == 0 {
             return None;
         }
@@ -306,11 +339,12 @@ impl<'a> Scanner<'a> {
             if let Some(b'+' | b'-') = self.peek() {
                 self.i += 1;
             }
-            if self.digits() == 0 {
-                return None;
-            }
+            return match self.digits() {
+                0 => None,
+                n => Some(n),
+            };
         }
-        Some(())
+        Some(0)
     }
 
     /// A value in compact form (see [`compact_json`]).
@@ -384,6 +418,7 @@ impl<'a> Scanner<'a> {
             return (digits <= 18 && !(negative && first == b'0')).then_some(());
         }
         self.fraction_and_exponent()?;
+        // Beyond f64, serde_json refuses it, and it is not compact JSON.
         let text = std::str::from_utf8(&self.b[start..self.i]).ok()?;
         let n: serde_json::Number = serde_json::from_str(text).ok()?;
         let mut same = Same { rest: text.as_bytes() };

@@ -530,7 +530,7 @@ fn transcode(out: &mut Vec<u8>, inner: &str, layout: Layout) -> bool {
             out.extend_from_slice(&b[start..at]);
             if b[at] != b'\\' {
                 // A character Go escapes, as it is in the literal.
-                let (next, from) = escape_byte(out, b, at, go);
+                let (next, from) = escape_byte(out, b, at);
                 start = from;
                 return ControlFlow::Continue(next);
             }
@@ -539,7 +539,7 @@ fn transcode(out: &mut Vec<u8>, inner: &str, layout: Layout) -> bool {
             let mut buf = [0u8; 4];
             let one = c.encode_utf8(&mut buf).as_bytes();
             if next_special(one, 0, go) == 0 {
-                let (_, from) = escape_byte(out, one, 0, go);
+                let (_, from) = escape_byte(out, one, 0);
                 out.extend_from_slice(&one[from..]);
             } else {
                 out.extend_from_slice(one);

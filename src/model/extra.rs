@@ -91,8 +91,8 @@ impl Extra {
             json.push(':');
             match v {
                 Member::Raw(r, as_is) if as_written(r, as_is) => json.push_str(r),
-                // Through a value, as before the text: a number beyond f64 is the line's
-                // trouble (see `crate::json::object::take_trouble`) while the line is decoded.
+                // Through a value, as before the text (every raw member has one: the parse
+                // refused the line otherwise).
                 other => {
                     write_value(&mut scratch, &other.into_value(), Layout::Compact);
                     // Only valid UTF-8 comes out of the writer.

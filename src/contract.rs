@@ -14,7 +14,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 pub use crate::json::hash::{Fnv, FnvBuild, Seen};
-use crate::json::object::{Member, Object};
+use crate::json::member::Member;
+use crate::json::object::Object;
 use crate::model::Outcome;
 
 /// The JSON type a field must have on the wire.

@@ -47,12 +47,14 @@ fn the_go_layout_writes_what_gos_json_encoder_wrote() {
 #[test]
 fn a_run_go_wrote_comes_back_from_wuu_to_wuu_byte_for_byte() {
     let recorded = include_str!("oracle/go-wuu-stream.jsonl");
-    let direct = agentgate::translate_str(recorded, &agentgate::Options::new(Some(Dialect::Wuu), Dialect::Wuu)).unwrap();
+    let direct =
+        agentgate::translate_str(recorded, &agentgate::Options::new(Some(Dialect::Wuu), Dialect::Wuu)).unwrap();
     assert_eq!(direct, recorded);
     // Through canonical, every line is written again by the Go layout, from the model.
     let canonical =
         agentgate::translate_str(recorded, &agentgate::Options::new(Some(Dialect::Wuu), Dialect::Canonical)).unwrap();
-    let back = agentgate::translate_str(&canonical, &agentgate::Options::new(Some(Dialect::Canonical), Dialect::Wuu)).unwrap();
+    let back =
+        agentgate::translate_str(&canonical, &agentgate::Options::new(Some(Dialect::Canonical), Dialect::Wuu)).unwrap();
     assert_eq!(back, recorded);
 }
 

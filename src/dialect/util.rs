@@ -189,7 +189,7 @@ pub(crate) fn write_sorted(
             e += 1;
             crate::json::write_str(out, k, layout);
             out.push(b':');
-            crate::json::write_member(out, v, layout);
+            crate::json::fields::write_member(out, v, layout);
         } else if let Some((p, _)) = least {
             let (k, v) = &parts[p][at[p]];
             at[p] += 1;
@@ -242,7 +242,7 @@ pub(crate) fn write_in_order<'a>(
     if extra.is_some_and(|e| !e.is_empty()) {
         return build_line(contract, kind, fields, extra).write(out, layout);
     }
-    let (comma, colon) = crate::json::separators(layout);
+    let (comma, colon) = crate::json::layout::separators(layout);
     out.push(b'{');
     crate::json::write_str(out, &contract.type_field, layout);
     out.extend_from_slice(colon);

@@ -21,22 +21,15 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use crate::json::escape::write_str;
+use crate::json::layout::Layout;
+use crate::json::member::{raw_str, Member};
+use crate::json::text::Name;
 use crate::json::text::{AsIs, Text};
-use crate::json::Name;
-use crate::json::{count, write_str, write_value, Count, Layout};
+use crate::json::value::write_value;
 
 /// Objects with more members than this are checked for repeated keys through a real map.
 const SMALL: usize = 32;
-
-/// One member's value: its JSON text as it came (for a string, with which layouts write its
-/// inside as it is, where the scan could tell), or a value put there since.
-#[derive(Debug, Clone)]
-pub enum Member<'a> {
-    Raw(&'a str, AsIs),
-    /// Boxed: most members are raw, and a member the size of a `Value` would make every
-    /// line's member list (and each move in it) twice as large.
-    Value(Box<Value>),
-}
 
 /// Whether key `k` sorts after `before` (`""`: none yet), for a decoder that checks a line's keys
 /// are in order. Keys are short and most differ early: compared a byte at a time in place, as
@@ -51,181 +44,6 @@ pub(crate) fn sorts_after(k: &str, before: &str) -> bool {
         }
     }
     a.len() > b.len()
-}
-
-impl<'a> Member<'a> {
-    /// Whether the member is a string that `layout` writes as it was read.
-    pub(crate) fn is_str_as_written(&self, layout: crate::json::Layout) -> bool {
-        matches!(self, Member::Raw(r, as_is) if r.starts_with('"') && as_is.in_layout(layout) == Some(true))
-    }
-
-    /// A member holding `v`.
-    pub fn value(v: Value) -> Self {
-        Member::Value(Box::new(v))
-    }
-
-    /// The value as a `Value` tree. A raw member always has one: [`Object::parse`] refuses a
-    /// line with anything a `Value` cannot hold (a lone surrogate, nesting past serde_json's
-    /// limit, a number beyond f64), as serde_json refuses it.
-    pub fn to_value(&self) -> Value {
-        match self {
-            Member::Raw(r, as_is) => simple_value(r, *as_is).unwrap_or_else(|| {
-                let parsed = serde_json::from_str(r);
-                debug_assert!(parsed.is_ok(), "a member the parse passed is no Value: {r}");
-                parsed.unwrap_or(Value::Null)
-            }),
-            Member::Value(v) => (**v).clone(),
-        }
-    }
-
-    pub fn into_value(self) -> Value {
-        match self {
-            Member::Raw(_, _) => self.to_value(),
-            Member::Value(v) => *v,
-        }
-    }
-
-    /// The value if it is a string. Without escapes, a raw string is its own text.
-    pub fn as_str(&self) -> Option<Cow<'_, str>> {
-        match self {
-            Member::Raw(r, as_is) => raw_str(r, *as_is),
-            Member::Value(v) => v.as_str().map(Cow::Borrowed),
-        }
-    }
-
-    /// The value if it is a string, borrowed from the line where it can be; else the member
-    /// back.
-    pub fn into_str(self) -> Result<Cow<'a, str>, Self> {
-        match self {
-            Member::Raw(r, as_is) => raw_str(r, as_is).ok_or(self),
-            Member::Value(v) => match *v {
-                Value::String(s) => Ok(Cow::Owned(s)),
-                v => Err(Member::value(v)),
-            },
-        }
-    }
-
-    /// The value if it is an integer from 0 to `u64::MAX`, read without building a value for
-    /// the common case.
-    pub fn as_u64(&self) -> Option<u64> {
-        match self {
-            // A leading zero was refused by the scan.
-            Member::Raw(r, _) => plain_u64_value(r).or_else(|| self.to_value().as_u64()),
-            Member::Value(v) => v.as_u64(),
-        }
-    }
-
-    pub fn is_null(&self) -> bool {
-        match self {
-            Member::Raw(r, _) => *r == "null",
-            Member::Value(v) => v.is_null(),
-        }
-    }
-
-    /// What [`Object::take_str`] takes of this member: `Some` where it is taken (a string; a
-    /// number or boolean as its JSON text; `None` for null), `None` where it stays (an object
-    /// or array, kept as an unknown member). As any string type: a `String`, a [`Name`].
-    #[inline]
-    pub fn text_taken<T: for<'s> From<&'s str> + From<String>>(&self) -> Option<Option<T>> {
-        if let Some(s) = self.as_str() {
-            return Some(Some(match s {
-                Cow::Borrowed(b) => T::from(b),
-                Cow::Owned(o) => T::from(o),
-            }));
-        }
-        Some(match self.scalar()? {
-            Value::Null => None,
-            other => Some(T::from(other.to_string())),
-        })
-    }
-
-    /// [`Member::text_taken`] as a `String`.
-    #[inline]
-    pub fn str_taken(&self) -> Option<Option<String>> {
-        self.text_taken()
-    }
-
-    /// [`Member::text_taken`] as a [`Name`]: held in place when short, with no allocation.
-    #[inline]
-    pub fn name_taken(&self) -> Option<Option<Name>> {
-        self.text_taken()
-    }
-
-    /// What [`Object::take_count`] takes of this member: `Some` where it is taken (a count;
-    /// `None` for null), `None` where it stays (not a count, so kept, not lost).
-    #[inline]
-    pub fn count_taken(&self) -> Option<Option<u64>> {
-        let c = match self {
-            Member::Raw(r, _) => raw_count(r),
-            Member::Value(v) => count(v),
-        };
-        match c {
-            Count::Value(n) => Some(Some(n)),
-            Count::Absent => Some(None),
-            Count::Invalid => None,
-        }
-    }
-
-    /// What [`Object::take_bool`] takes of this member: a boolean, or `"true"` / `"false"`
-    /// in any case; `None` where it stays.
-    #[inline]
-    pub fn bool_taken(&self) -> Option<bool> {
-        match self {
-            Member::Raw(r, _) if *r == "true" => Some(true),
-            Member::Raw(r, _) if *r == "false" => Some(false),
-            Member::Value(v) if v.is_boolean() => v.as_bool(),
-            _ => match self.as_str() {
-                Some(s) if s.eq_ignore_ascii_case("true") => Some(true),
-                Some(s) if s.eq_ignore_ascii_case("false") => Some(false),
-                _ => None,
-            },
-        }
-    }
-
-    /// A scalar (string, number, boolean), without building a tree for anything else.
-    fn scalar(&self) -> Option<Value> {
-        match self {
-            Member::Raw(r, _) => match r.as_bytes().first() {
-                Some(b'{' | b'[') => None,
-                _ => Some(self.to_value()),
-            },
-            Member::Value(v) if v.is_object() || v.is_array() => None,
-            Member::Value(v) => Some((**v).clone()),
-        }
-    }
-}
-
-/// Whether `text` is digits alone, at most nineteen of them: an integer a u64 always holds.
-/// (The scan refuses a leading zero in a JSON number, so such a number is written back as
-/// those same digits.)
-pub(crate) fn plain_u64(text: &str) -> bool {
-    !text.is_empty() && text.len() < 20 && text.bytes().all(|b| b.is_ascii_digit())
-}
-
-/// The number `text` writes where [`plain_u64`] says it is one (up to 19 digits always fit a
-/// u64): read in the same pass that checks the digits, a count on most lines of most streams.
-#[inline]
-pub(crate) fn plain_u64_value(text: &str) -> Option<u64> {
-    if text.is_empty() || text.len() >= 20 {
-        return None;
-    }
-    text.bytes().try_fold(0u64, |n, b| b.is_ascii_digit().then(|| n * 10 + u64::from(b - b'0')))
-}
-
-/// The value of raw JSON text that needs no parser: a string (see [`raw_str`]), an integer of
-/// up to 19 digits (which a u64 holds), `true`, `false` or `null`, as serde_json would read
-/// it. The scan has checked the text; anything else is `None`.
-fn simple_value(text: &str, as_is: AsIs) -> Option<Value> {
-    match text.as_bytes().first()? {
-        b'"' => Some(Value::String(raw_str(text, as_is)?.into_owned())),
-        b'0'..=b'9' => plain_u64_value(text).map(Value::from),
-        _ => match text {
-            "true" => Some(Value::Bool(true)),
-            "false" => Some(Value::Bool(false)),
-            "null" => Some(Value::Null),
-            _ => None,
-        },
-    }
 }
 
 /// Whether JSON `text` nests arrays and objects about as deep as serde_json allows (128) or
@@ -259,117 +77,6 @@ fn too_deep(text: &[u8]) -> bool {
         }
     }
     false
-}
-
-/// The text of a JSON string literal: borrowed when it has no escapes (which the scan noted,
-/// when it read the literal).
-fn raw_str(text: &str, as_is: AsIs) -> Option<Cow<'_, str>> {
-    let inner = text.strip_prefix('"')?.strip_suffix('"')?;
-    if !as_is.escapes_in(inner) {
-        return Some(Cow::Borrowed(inner));
-    }
-    // Anything the fast path does not take (a lone surrogate, say) is left to serde_json.
-    unescape(inner).or_else(|| serde_json::from_str::<String>(text).ok()).map(Cow::Owned)
-}
-
-/// Decodes the escapes of a string literal's inside, already checked as JSON: the runs
-/// between backslashes are copied whole. `None` for what it does not handle.
-pub(crate) fn unescape(inner: &str) -> Option<String> {
-    let bytes = inner.as_bytes();
-    if bytes.len() <= SHORT_UNESCAPE {
-        return unescape_short(bytes);
-    }
-    let mut out = String::with_capacity(inner.len());
-    let mut i = 0;
-    for at in memchr::memchr_iter(b'\\', bytes) {
-        if at < i {
-            // The second backslash of an escaped one.
-            continue;
-        }
-        // A backslash is ASCII, so both ends of the run are character boundaries.
-        out.push_str(&inner[i..at]);
-        let (c, len) = unescape_one(bytes, at)?;
-        out.push(c);
-        i = at + len;
-    }
-    out.push_str(&inner[i..]);
-    Some(out)
-}
-
-/// Strings up to this long are unescaped by [`unescape_short`]: a call's arguments written as
-/// JSON text inside a string have an escaped quote every few bytes, where finding each
-/// backslash with memchr and copying each run between them with a call costs more than the
-/// bytes themselves.
-const SHORT_UNESCAPE: usize = 256;
-
-/// [`unescape`] for a short string: the next backslash found sixteen bytes at a time, and the
-/// run before it copied as sixteen fixed bytes (the buffer cut back after), not with a call.
-fn unescape_short(bytes: &[u8]) -> Option<String> {
-    let mut out = Vec::with_capacity(bytes.len() + 16);
-    let mut i = 0;
-    while i < bytes.len() {
-        let next = if i + 16 <= bytes.len() {
-            let backslashes = crate::json::byte_masks(bytes, i).backslash;
-            let len = out.len();
-            out.extend_from_slice(&bytes[i..i + 16]);
-            if backslashes == 0 {
-                i += 16;
-                continue;
-            }
-            let run = backslashes.trailing_zeros() as usize;
-            out.truncate(len + run);
-            i + run
-        } else {
-            let run = bytes[i..].iter().position(|&b| b == b'\\').unwrap_or(bytes.len() - i);
-            out.extend_from_slice(&bytes[i..i + run]);
-            i + run
-        };
-        if next == bytes.len() {
-            break;
-        }
-        let (c, len) = match bytes.get(next + 1) {
-            Some(b'"') => ('"', 2),
-            Some(b'\\') => ('\\', 2),
-            Some(b'n') => ('\n', 2),
-            _ => unescape_one(bytes, next)?,
-        };
-        let mut utf8 = [0u8; 4];
-        out.extend_from_slice(c.encode_utf8(&mut utf8).as_bytes());
-        i = next + len;
-    }
-    // The runs were whole UTF-8 (a backslash is ASCII), and so are the characters.
-    String::from_utf8(out).ok()
-}
-
-/// The character of the escape at `b[at]` (a backslash) and the escape's length (a surrogate
-/// pair's two escapes as one); `None` for a lone surrogate or a bad escape.
-pub(crate) fn unescape_one(b: &[u8], at: usize) -> Option<(char, usize)> {
-    let hex = |at: usize| hex4(b.get(at..at + 4)?);
-    Some(match b.get(at + 1)? {
-        b'"' => ('"', 2),
-        b'\\' => ('\\', 2),
-        b'/' => ('/', 2),
-        b'b' => ('\u{8}', 2),
-        b'f' => ('\u{c}', 2),
-        b'n' => ('\n', 2),
-        b'r' => ('\r', 2),
-        b't' => ('\t', 2),
-        b'u' => match hex(at + 2)? {
-            hi @ 0xD800..=0xDBFF => {
-                let lo = match (b.get(at + 6..at + 8), hex(at + 8)) {
-                    (Some(b"\\u"), Some(lo @ 0xDC00..=0xDFFF)) => lo,
-                    _ => return None,
-                };
-                (char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00))?, 12)
-            }
-            n => (char::from_u32(n)?, 6),
-        },
-        _ => return None,
-    })
-}
-
-fn hex4(digits: &[u8]) -> Option<u32> {
-    digits.iter().try_fold(0, |n, &d| Some(n * 16 + char::from(d).to_digit(16)?))
 }
 
 /// Whether two keys are the same. Keys are short, and a contract check searches a line by key
@@ -744,18 +451,6 @@ impl<'a> Object<'a> {
     }
 }
 
-/// A count from its JSON text, without building a value for the common cases.
-fn raw_count(text: &str) -> Count {
-    let digits = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')).unwrap_or(text);
-    if let Some(n) = plain_u64_value(digits) {
-        return Count::Value(n);
-    }
-    match serde_json::from_str::<Value>(text) {
-        Ok(v) => count(&v),
-        Err(_) => Count::Invalid,
-    }
-}
-
 impl From<Map<String, Value>> for Object<'_> {
     fn from(map: Map<String, Value>) -> Self {
         Object { members: map.into_iter().map(|(k, v)| (Cow::Owned(k), Member::value(v))).collect() }
@@ -839,6 +534,8 @@ impl<'de> Deserialize<'de> for Parsed<'de> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json::escape::unescape;
+    use crate::json::number::{plain_u64, plain_u64_value};
     use proptest::prelude::*;
     use serde_json::json;
 

@@ -15,7 +15,7 @@ use std::borrow::Cow;
 /// Nesting this deep or deeper is left to serde_json, whose limit is 128.
 const NEAR_LIMIT: usize = 120;
 
-use crate::json::object::Member;
+use crate::json::member::Member;
 use crate::json::text::{check_inside, read_inside, AsIs};
 
 /// The members of `text` if it is a JSON object this scan can vouch for, in order (a repeated
@@ -51,7 +51,7 @@ fn members_in<'a>(s: &mut Scanner<'_>, text: &'a str) -> Option<Vec<(Cow<'a, str
             let start = s.i;
             let escaped = s.string()?.escaped() == Some(true);
             let key = between(text, start, s.i - 1);
-            let key = if escaped { Cow::Owned(crate::json::object::unescape(key)?) } else { Cow::Borrowed(key) };
+            let key = if escaped { Cow::Owned(crate::json::escape::unescape(key)?) } else { Cow::Borrowed(key) };
             // Most lines are compact: the colon right after the key, the value right after it.
             if !s.eat_if(b':') {
                 s.ws();
@@ -143,7 +143,7 @@ fn elements_vouched<'a, T>(
 }
 
 /// Whether `text` is JSON written in its compact form: serde_json parsing it and our writer
-/// writing the value back ([`crate::json::write_value`], compact layout) gives `text` again,
+/// writing the value back ([`crate::json::value::write_value`], compact layout) gives `text` again,
 /// byte for byte. Sure of a yes only: no whitespace, strings with serde_json's escapes and
 /// nothing left to escape, integers of at most 18 digits and no `-0`, floats as serde_json
 /// writes them, no key twice in an object. `false` (a float written otherwise, `1e3` or
@@ -205,9 +205,9 @@ impl<'a> Scanner<'a> {
     }
 
     /// Past the rest of an object or array whose opening bracket is read, in vouched text:
-    /// brackets counted outside strings, sixteen bytes a step ([`crate::json::nested_end`]).
+    /// brackets counted outside strings, sixteen bytes a step ([`crate::json::bytes::nested_end`]).
     fn skip_nested(&mut self) -> Option<()> {
-        self.i = crate::json::nested_end(self.b, self.i)?;
+        self.i = crate::json::bytes::nested_end(self.b, self.i)?;
         Some(())
     }
 
@@ -268,7 +268,7 @@ impl<'a> Scanner<'a> {
     #[inline]
     fn short_plain(&mut self, go: bool) -> bool {
         if self.i + 16 <= self.b.len() {
-            let m = crate::json::special_mask(self.b, self.i, go);
+            let m = crate::json::bytes::special_mask(self.b, self.i, go);
             let at = self.i + m.trailing_zeros() as usize;
             if m != 0 && self.b[at] == b'"' {
                 self.i = at + 1;
@@ -401,7 +401,7 @@ impl<'a> Scanner<'a> {
         let start = self.i;
         let inside = read_inside(self.b, self.i)?;
         self.i = inside.closed?;
-        (inside.as_is.in_layout(crate::json::Layout::Compact) == Some(true)).then(|| &self.b[start..self.i - 1])
+        (inside.as_is.in_layout(crate::json::layout::Layout::Compact) == Some(true)).then(|| &self.b[start..self.i - 1])
     }
 
     /// A number after its sign, `first` being read, that serde_json writes with the same bytes
@@ -714,7 +714,7 @@ pub(crate) mod tests {
     /// What [`compact_json`] must agree with: serde_json parses the text, and our writer
     /// writes the value back as the same text.
     fn round_trips(text: &str) -> bool {
-        serde_json::from_str::<Value>(text).is_ok_and(|v| crate::json::to_compact(&v) == text)
+        serde_json::from_str::<Value>(text).is_ok_and(|v| crate::json::value::to_compact(&v) == text)
     }
 
     #[test]
@@ -762,7 +762,7 @@ pub(crate) mod tests {
     proptest! {
         #[test]
         fn compact_json_yes_means_the_text_round_trips(v in any_json(), body in near_json()) {
-            let text = crate::json::to_compact(&v);
+            let text = crate::json::value::to_compact(&v);
             if compact_json(&text) {
                 prop_assert!(round_trips(&text), "{}", text);
             }
@@ -778,7 +778,7 @@ pub(crate) mod tests {
             with in prop::sample::select(b" \"\\:,{}[]0-.eEtnu\t\x01x/".to_vec()),
             how in 0..3u8,
         ) {
-            let bytes = crate::json::to_compact(&v).into_bytes();
+            let bytes = crate::json::value::to_compact(&v).into_bytes();
             if let Some(text) = one_byte_changed(bytes, at, with, how) {
                 if compact_json(&text) {
                     prop_assert!(round_trips(&text), "{}", text);
@@ -794,7 +794,7 @@ pub(crate) mod tests {
                 any::<bool>().prop_map(Value::Bool),
             ]), 0..8)
         ) {
-            let text = crate::json::to_compact(&Value::Object(v.into_iter().collect()));
+            let text = crate::json::value::to_compact(&Value::Object(v.into_iter().collect()));
             prop_assert!(compact_json(&text), "{}", text);
         }
 
@@ -807,10 +807,10 @@ pub(crate) mod tests {
             short in -1_000_000i64..1_000_000,
             scale in 0u32..7,
         ) {
-            let text = crate::json::to_compact(&serde_json::json!({ "a": [f] }));
+            let text = crate::json::value::to_compact(&serde_json::json!({ "a": [f] }));
             prop_assert_eq!(compact_json(&text), round_trips(&text), "{}", text);
             // A float of a few digits (as tool arguments hold: 0.99, 12.5) always does.
-            let text = crate::json::to_compact(&serde_json::json!({ "a": short as f64 / 10f64.powi(scale as i32) }));
+            let text = crate::json::value::to_compact(&serde_json::json!({ "a": short as f64 / 10f64.powi(scale as i32) }));
             prop_assert!(compact_json(&text), "{}", text);
         }
     }

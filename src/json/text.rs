@@ -13,8 +13,10 @@ use std::ops::ControlFlow;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::json::object::unescape_one;
-use crate::json::{byte_masks_at, escape_byte, escaped_bytes, next_special, walk_specials, write_str, Layout};
+use crate::json::bytes::{byte_masks_at, escaped_bytes, next_special, walk_specials};
+use crate::json::escape::unescape_one;
+use crate::json::escape::{escape_byte, write_str};
+use crate::json::layout::Layout;
 
 /// Which layouts write the inside of a string literal as it is (its escapes are theirs, and
 /// nothing in it is left to escape), when the scan that read it could tell.
@@ -89,7 +91,7 @@ impl Text {
         // Checked as JSON when it was read, so it decodes; the fallback is for a surrogate pair,
         // which the fast unescaper leaves to serde_json.
         Cow::Owned(
-            crate::json::object::unescape(&self.s)
+            crate::json::escape::unescape(&self.s)
                 .or_else(|| serde_json::from_str(&format!("\"{}\"", self.s)).ok())
                 .unwrap_or_default(),
         )
@@ -312,12 +314,12 @@ pub(crate) fn read_inside(b: &[u8], i: usize) -> Option<Inside> {
     // first thirty-two bytes (most of them end there, or are JSON text full of escaped quotes,
     // as tool arguments are) is walked sixteen at a time.
     #[cfg(target_arch = "x86_64")]
-    if !crate::json::quote_in_32(b, i) && crate::json::has_avx2() {
+    if !crate::json::bytes::quote_in_32(b, i) && crate::json::bytes::has_avx2() {
         // SAFETY: the CPU has AVX2.
         return unsafe { read_inside_avx2(b, i) };
     }
     // SAFETY: `Sixteen` needs only SSE2, in the x86-64 baseline (plain code elsewhere).
-    unsafe { read_inside_with::<crate::json::Sixteen>(b, i) }
+    unsafe { read_inside_with::<crate::json::bytes::Sixteen>(b, i) }
 }
 
 /// [`read_inside`] thirty-two bytes a step, compiled for AVX2.
@@ -327,7 +329,7 @@ pub(crate) fn read_inside(b: &[u8], i: usize) -> Option<Inside> {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn read_inside_avx2(b: &[u8], i: usize) -> Option<Inside> {
-    read_inside_with::<crate::json::ThirtyTwo>(b, i)
+    read_inside_with::<crate::json::bytes::ThirtyTwo>(b, i)
 }
 
 /// [`read_inside`], its walk `M::WIDTH` bytes a step.
@@ -335,9 +337,9 @@ unsafe fn read_inside_avx2(b: &[u8], i: usize) -> Option<Inside> {
 /// # Safety
 /// The CPU has what `M` uses.
 #[inline(always)]
-unsafe fn read_inside_with<M: crate::json::Stops>(b: &[u8], i: usize) -> Option<Inside> {
+unsafe fn read_inside_with<M: crate::json::bytes::Stops>(b: &[u8], i: usize) -> Option<Inside> {
     let (mut escaped, mut serde, go) = (false, true, std::cell::Cell::new(true));
-    let closed = crate::json::walk_specials_with::<M, _>(
+    let closed = crate::json::bytes::walk_specials_with::<M, _>(
         b,
         i,
         || go.get(),
@@ -384,12 +386,12 @@ unsafe fn read_inside_with<M: crate::json::Stops>(b: &[u8], i: usize) -> Option<
 /// or where [`read_inside`] says `None`.
 pub(crate) fn check_inside(b: &[u8], i: usize) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
-    if crate::json::has_avx2() {
+    if crate::json::bytes::has_avx2() {
         // SAFETY: the CPU has AVX2.
         return unsafe { check_inside_avx2(b, i) };
     }
     // SAFETY: `Sixteen` needs only SSE2, in the x86-64 baseline (plain code elsewhere).
-    unsafe { check_inside_with::<crate::json::Sixteen>(b, i) }
+    unsafe { check_inside_with::<crate::json::bytes::Sixteen>(b, i) }
 }
 
 /// [`check_inside`] thirty-two bytes a step, compiled for AVX2.
@@ -399,7 +401,7 @@ pub(crate) fn check_inside(b: &[u8], i: usize) -> Option<usize> {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn check_inside_avx2(b: &[u8], i: usize) -> Option<usize> {
-    check_inside_with::<crate::json::ThirtyTwo>(b, i)
+    check_inside_with::<crate::json::bytes::ThirtyTwo>(b, i)
 }
 
 /// [`check_inside`], its walk `M::WIDTH` bytes a step.
@@ -407,9 +409,9 @@ unsafe fn check_inside_avx2(b: &[u8], i: usize) -> Option<usize> {
 /// # Safety
 /// The CPU has what `M` uses.
 #[inline(always)]
-unsafe fn check_inside_with<M: crate::json::Stops>(b: &[u8], i: usize) -> Option<usize> {
+unsafe fn check_inside_with<M: crate::json::bytes::Stops>(b: &[u8], i: usize) -> Option<usize> {
     let (mut serde, mut go) = (true, false);
-    crate::json::walk_specials_with::<M, _>(
+    crate::json::bytes::walk_specials_with::<M, _>(
         b,
         i,
         || false,
@@ -608,7 +610,7 @@ impl Serialize for Text {
         }
         // The canonical writer takes the literal as it came; any other serializer the
         // characters.
-        match crate::json::serialize_literal(s, &self.s) {
+        match crate::json::serialize::serialize_literal(s, &self.s) {
             Ok(done) => done,
             Err(s) => s.serialize_str(&self.as_str()),
         }
@@ -619,6 +621,44 @@ impl<'de> Deserialize<'de> for Text {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Text, D::Error> {
         String::deserialize(d).map(Text::from)
     }
+}
+
+/// A short string of the model (an id, a name, a stop reason): held in place up to 24 bytes,
+/// without an allocation.
+pub type Name = compact_str::CompactString;
+
+/// The first `max` characters (Unicode scalar values, as Python counts them) of `s`, cut on a
+/// character boundary, and whether anything was cut.
+pub fn cut_chars(s: &str, max: usize) -> (&str, bool) {
+    if s.len() <= max {
+        // No more bytes than the limit: no more characters either.
+        return (s, false);
+    }
+    match crate::json::text::char_start(s.as_bytes(), max, false) {
+        Ok(at) => (&s[..at], true),
+        Err(_) => (s, false),
+    }
+}
+
+/// Splits `s` into pieces of at most `max` characters each, on character boundaries. An
+/// empty string is one empty piece.
+pub fn split_chars(s: &str, max: usize) -> Vec<&str> {
+    let max = max.max(1);
+    let mut pieces = Vec::new();
+    let mut rest = s;
+    loop {
+        let (head, cut) = cut_chars(rest, max);
+        pieces.push(head);
+        if !cut {
+            return pieces;
+        }
+        rest = &rest[head.len()..];
+    }
+}
+
+/// Number of characters in `s`, as Python's `len` counts them.
+pub fn char_len(s: &str) -> u64 {
+    s.chars().count() as u64
 }
 
 #[cfg(test)]
@@ -736,7 +776,7 @@ pub(crate) mod tests {
         fn serialized_it_is_its_characters(s in "[a-z\"\\/\n\u{1}\u{8}<é🙂\u{2028}]{0,16}", from in 0..4usize) {
             let text = Text::from_json_inner(inner(&written(&s, LAYOUTS[from])));
             let mut ours = Vec::new();
-            crate::json::write_serialize(&mut ours, &text).unwrap();
+            crate::json::serialize::write_serialize(&mut ours, &text).unwrap();
             prop_assert_eq!(String::from_utf8(ours).unwrap(), serde_json::to_string(&s).unwrap());
             prop_assert_eq!(serde_json::to_value(&text).unwrap(), serde_json::Value::String(s));
         }
@@ -756,18 +796,18 @@ pub(crate) mod tests {
             let end = lead + 1 + cut.index(bytes.len() - lead);
             let b = &bytes[..end.max(lead + 1)];
             // SAFETY: `Sixteen` needs SSE2 only.
-            let sixteen = unsafe { read_inside_with::<crate::json::Sixteen>(b, lead + 1) };
+            let sixteen = unsafe { read_inside_with::<crate::json::bytes::Sixteen>(b, lead + 1) };
             #[cfg(target_arch = "x86_64")]
-            if crate::json::has_avx2() {
+            if crate::json::bytes::has_avx2() {
                 // SAFETY: the CPU has AVX2.
                 let thirty_two = unsafe { read_inside_avx2(b, lead + 1) };
                 prop_assert_eq!(&thirty_two, &sixteen);
             }
             prop_assert_eq!(read_inside(b, lead + 1), sixteen);
             // SAFETY: as above.
-            let checked = unsafe { check_inside_with::<crate::json::Sixteen>(b, lead + 1) };
+            let checked = unsafe { check_inside_with::<crate::json::bytes::Sixteen>(b, lead + 1) };
             #[cfg(target_arch = "x86_64")]
-            if crate::json::has_avx2() {
+            if crate::json::bytes::has_avx2() {
                 // SAFETY: the CPU has AVX2.
                 prop_assert_eq!(unsafe { check_inside_avx2(b, lead + 1) }, checked);
             }
@@ -788,7 +828,7 @@ pub(crate) mod tests {
             // (the scan reads a string sixteen bytes at a time where the line has them).
             let line = format!("{{\"k\":{literal},\"after\":\"0123456789abcdef\"}}");
             let members = crate::json::scan::object(&line).unwrap();
-            let crate::json::object::Member::Raw(raw, as_is) = members[0].1 else { panic!("scanned members are raw") };
+            let crate::json::member::Member::Raw(raw, as_is) = members[0].1 else { panic!("scanned members are raw") };
             prop_assert_eq!(raw, literal.as_str());
             let text = Text::from_json_inner_known(inner(&literal), as_is);
             prop_assert_eq!(text.as_str(), s.as_str());
@@ -802,7 +842,7 @@ pub(crate) mod tests {
         #[test]
         fn a_kept_text_is_cut_as_its_characters_are(s in "[a-z\"\\\\/\n\u{1}é€🙂\u{2028}]{0,60}", ascii in any::<bool>(), from in 0..4usize, max in 0usize..65) {
             let literal = if ascii { ascii_literal(&s) } else { written(&s, LAYOUTS[from]) };
-            let (head, cut) = crate::json::cut_chars(&s, max);
+            let (head, cut) = crate::json::text::cut_chars(&s, max);
             for text in [Text::from_json_inner(inner(&literal)), Text::from(s.clone())] {
                 let got = text.cut(max);
                 prop_assert_eq!(got.is_some(), cut);

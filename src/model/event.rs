@@ -455,7 +455,7 @@ struct CompactJson<'a>(&'a str);
 
 impl Serialize for CompactJson<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match crate::json::serialize_json(s, self.0) {
+        match crate::json::serialize::serialize_json(s, self.0) {
             Ok(done) => done,
             Err(s) => serde_json::from_str::<Value>(self.0).map_err(serde::ser::Error::custom)?.serialize(s),
         }

@@ -6,7 +6,8 @@ use std::hash::Hasher;
 
 use serde_json::Value;
 
-use crate::json::object::{Member, Object};
+use crate::json::member::Member;
+use crate::json::object::Object;
 use crate::json::{write_str, write_value, Layout};
 use crate::model::Fields;
 
@@ -267,7 +268,7 @@ impl<'a> Iterator for Keys<'a> {
         }
         self.at = i;
         Some(if escaped {
-            Cow::Owned(crate::json::object::unescape(key).unwrap_or_else(|| key.to_string()))
+            Cow::Owned(crate::json::escape::unescape(key).unwrap_or_else(|| key.to_string()))
         } else {
             Cow::Borrowed(key)
         })
@@ -295,7 +296,7 @@ fn string_end(b: &[u8], mut i: usize) -> (usize, bool) {
 fn as_written(r: &str, as_is: crate::json::text::AsIs) -> bool {
     match r.as_bytes().first() {
         Some(b'{' | b'[') => crate::json::scan::compact_json(r),
-        _ => crate::json::raw_in_layout(r, as_is, Layout::Compact),
+        _ => crate::json::member::raw_in_layout(r, as_is, Layout::Compact),
     }
 }
 

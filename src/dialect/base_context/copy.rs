@@ -15,7 +15,8 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::json::object::{Member, Object};
+use crate::json::member::Member;
+use crate::json::object::Object;
 
 /// What the lines copied so far leave open, kept as their text where it is only needed to close
 /// a stream that stops early (parsed then, not on every line).

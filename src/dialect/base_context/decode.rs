@@ -12,7 +12,8 @@ use super::copy::Copied;
 use super::{content_kept, content_text, MESSAGE_MEMBERS};
 use crate::codec::{Decode, Decoded, Dialect, LineError, Record};
 use crate::dialect::util::{take_type, whole_line};
-use crate::json::object::{Member, Object};
+use crate::json::member::Member;
+use crate::json::object::Object;
 use crate::json::text::AsIs;
 use crate::model::Extra;
 use crate::model::{

@@ -23,7 +23,8 @@ use serde_json::{Map, Value};
 
 use crate::codec::{Dialect, Sniff};
 use crate::dialect::util::own_kind;
-use crate::json::object::{Member, Object};
+use crate::json::member::Member;
+use crate::json::object::Object;
 use crate::model::Text;
 
 /// The members of an assistant message that the canonical model holds: what the decoder does

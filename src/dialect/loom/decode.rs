@@ -7,8 +7,11 @@ use serde_json::{Map, Value};
 use super::SCHEMA_VERSION;
 use crate::codec::{Decode, Decoded, Dialect, LineError, Record};
 use crate::dialect::util::{check_record, kind_of, not_a_count, take_count_noted};
-use crate::json::object::{plain_u64, sorts_after, Member, Object};
-use crate::json::{raw_in_layout, Layout};
+use crate::json::member::raw_in_layout;
+use crate::json::member::Member;
+use crate::json::number::plain_u64;
+use crate::json::object::{sorts_after, Object};
+use crate::json::Layout;
 use crate::model::{Arguments, Basis, Event, Outcome, Scope, Summary, SummaryCall, Terminal, Tokens, ToolCall, Usage};
 
 #[derive(Default)]
@@ -34,7 +37,7 @@ const COUNTS: [&str; 6] = [
 const VERSION_TEXT: &str = "1";
 const _: () = assert!(SCHEMA_VERSION == 1, "VERSION_TEXT is the schema version's digits");
 
-/// Puts what a member gave into `slot` where it was taken (see [`crate::json::object::Member::str_taken`]):
+/// Puts what a member gave into `slot` where it was taken (see [`crate::json::member::Member::str_taken`]):
 /// whether it was.
 fn put<T>(taken: Option<Option<T>>, slot: &mut Option<T>) -> bool {
     taken.map(|t| *slot = t).is_some()

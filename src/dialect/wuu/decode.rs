@@ -11,8 +11,10 @@ use crate::codec::make_room;
 use crate::codec::{Decode, Decoded, Dialect, LineError, Record};
 use crate::contract::Contract;
 use crate::dialect::util::{take_count_noted, take_type, whole_line};
-use crate::json::object::{sorts_after, Member, Object};
-use crate::json::{raw_in_layout, Layout};
+use crate::json::member::raw_in_layout;
+use crate::json::member::Member;
+use crate::json::object::{sorts_after, Object};
+use crate::json::Layout;
 use crate::model::Extra;
 use crate::model::{
     Arguments, Basis, Event, Outcome, Phase, Scope, Session, Terminal, Tokens, ToolCall, ToolResult, ToolStatus, Usage,
@@ -268,7 +270,7 @@ fn written_as_read(m: &Object<'_>, kind: &str, line_len: usize) -> bool {
                 match must {
                     Must::Str => string(v),
                     Must::Filled => string(v) && !matches!(v, Member::Raw("\"\"", _)),
-                    Must::Count => matches!(v, Member::Raw(r, _) if crate::json::object::plain_u64(r)),
+                    Must::Count => matches!(v, Member::Raw(r, _) if crate::json::number::plain_u64(r)),
                 }
             }
             None if matches!(k, "thread_id" | "turn_id") && ids(kind) != Ids::None => string(v),

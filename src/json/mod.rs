@@ -46,9 +46,9 @@ mod tests {
     use super::text::*;
     use super::value::*;
     use super::*;
-    use serde_json::Value;
     use proptest::prelude::*;
     use serde_json::json;
+    use serde_json::Value;
 
     proptest! {
         #[test]

@@ -586,41 +586,7 @@ impl Decoder {
                 self.ending.failure = None;
                 Event::TurnStart { id: None }
             }
-            "agent_end" => {
-                self.ended_loops += 1;
-                // The whole loop's messages: read only on the exception path below.
-                let messages = m.remove("messages");
-                if let Some(refusal) = m.shift_remove("refusal") {
-                    let what = refusal["limit"].as_str().or(refusal["kind"].as_str()).unwrap_or("refusal");
-                    let why = format!(
-                        "the agent refused to go on: {} ({what})",
-                        refusal["kind"].as_str().unwrap_or("refusal")
-                    );
-                    self.ending.failure = Some(why.clone());
-                    out.push(own(Event::Error { message: why, fatal: true }));
-                    // Kept on the loop's end, for base-context to write it back as it was.
-                    m.insert("refusal", refusal);
-                } else if !self.assistant_seen {
-                    // The exception path: a failed assistant message that only agent_end holds.
-                    let last = messages
-                        .as_ref()
-                        .map(objects_of)
-                        .unwrap_or_default()
-                        .into_iter()
-                        .rev()
-                        .flatten()
-                        .find(|x| x.get_str("role").as_deref() == Some("assistant"));
-                    if let Some(last) = last {
-                        self.assistant_end(last, out);
-                    }
-                }
-                let status = match (&self.ending.failure, self.ending.stop_reason.as_deref()) {
-                    (Some(_), _) | (None, Some("error")) => "failed",
-                    (None, Some("aborted")) => "interrupted",
-                    _ => "completed",
-                };
-                Event::TurnEnd { id: None, status: Some(status.into()), reason: None }
-            }
+            "agent_end" => self.agent_end(&mut m, out),
             "turn_start" => Event::RoundStart { id: None, index: None },
             "turn_end" => {
                 // The turn's message and tool results repeat earlier events: only the stop
@@ -718,6 +684,41 @@ impl Decoder {
         };
         out.push(Record::with_extra(Dialect::BaseContext, event, m.into_extra()));
         Ok(())
+    }
+
+    /// `agent_end`: the loop's end, failed where the agent refused to go on or its last
+    /// assistant message failed (read from the loop's messages only when no message_end said so).
+    fn agent_end(&mut self, m: &mut Object<'_>, out: &mut Decoded) -> Event {
+        self.ended_loops += 1;
+        // The whole loop's messages: read only on the exception path below.
+        let messages = m.remove("messages");
+        if let Some(refusal) = m.shift_remove("refusal") {
+            let what = refusal["limit"].as_str().or(refusal["kind"].as_str()).unwrap_or("refusal");
+            let why = format!("the agent refused to go on: {} ({what})", refusal["kind"].as_str().unwrap_or("refusal"));
+            self.ending.failure = Some(why.clone());
+            out.push(own(Event::Error { message: why, fatal: true }));
+            // Kept on the loop's end, for base-context to write it back as it was.
+            m.insert("refusal", refusal);
+        } else if !self.assistant_seen {
+            // The exception path: a failed assistant message that only agent_end holds.
+            let last = messages
+                .as_ref()
+                .map(objects_of)
+                .unwrap_or_default()
+                .into_iter()
+                .rev()
+                .flatten()
+                .find(|x| x.get_str("role").as_deref() == Some("assistant"));
+            if let Some(last) = last {
+                self.assistant_end(last, out);
+            }
+        }
+        let status = match (&self.ending.failure, self.ending.stop_reason.as_deref()) {
+            (Some(_), _) | (None, Some("error")) => "failed",
+            (None, Some("aborted")) => "interrupted",
+            _ => "completed",
+        };
+        Event::TurnEnd { id: None, status: Some(status.into()), reason: None }
     }
 
     /// The outcome of a run whose last loop ended, as its last assistant message says.

@@ -14,7 +14,9 @@ use crate::dialect::util::refusal;
 use crate::json::number::write_u64;
 use crate::json::{write_line, write_str, write_value, Layout};
 use crate::model::Extra;
-use crate::model::{Arguments, Basis, Event, Outcome, Phase, Scope, Terminal, Text, Tokens, ToolStatus};
+use crate::model::{
+    Arguments, Basis, Denial, Event, Outcome, Phase, Scope, Terminal, Text, Tokens, ToolResult, ToolStatus,
+};
 use crate::report::Fate;
 
 /// Where the assistant message of the current round is.
@@ -1356,6 +1358,64 @@ fn content_of_a_message(event: &Event) -> bool {
     )
 }
 
+impl Encoder {
+    /// A call's result: its output (the call's, or the error, where the result has none) and
+    /// the source's details, ending the call.
+    fn tool_result(&mut self, r: &ToolResult, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) {
+        let id = r.id.clone().unwrap_or_default();
+        let name = r.name.clone().or_else(|| ctx.call.name.clone()).unwrap_or_default();
+        let error;
+        let output = match (&r.output, &ctx.call.output) {
+            (Some(t), _) | (None, Some(t)) => t,
+            (None, None) => {
+                error = Text::from(r.error.clone().unwrap_or_default());
+                &error
+            }
+        };
+        let details = source_said(rec, "details");
+        let failed = r.status != ToolStatus::Completed;
+        let end = Ended {
+            output,
+            failed,
+            details: details.as_ref(),
+            bare: rec.origin == Dialect::BaseContext && details.is_none(),
+        };
+        self.tool_end(ctx, sink, &id, &name, end);
+    }
+
+    /// A refusal: a blocked call still has a start and an end, with isError, as the agent does.
+    fn refused(&mut self, d: &Denial, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
+        if ctx.answered {
+            // The call already ended, with isError: the refusal only says why the run stops.
+            return Fate::Absorbed;
+        }
+        // A blocked call still has a start and an end, with isError, as the agent does.
+        let id = d.id.clone().unwrap_or_default();
+        let why = refusal(d.reason.as_deref());
+        let why = Text::from(why);
+        self.tool_end(ctx, sink, &id, &d.name, Ended { output: &why, failed: true, details: None, bare: false });
+        Fate::Written
+    }
+
+    /// An automatic retry's start or end: `auto_retry_start` / `auto_retry_end`.
+    fn retry(&mut self, event: &Event, ctx: &Context, sink: &mut Sink<'_>) {
+        let Event::Retry { phase, attempt, max_attempts, delay_ms, error, success } = event else { return };
+        self.ensure_header(ctx, sink, None, None, None);
+        self.retry_pending |= *phase == Phase::Start && !self.loop_open;
+        let line = if *phase == Phase::Start {
+            json!({"type": "auto_retry_start", "attempt": attempt.unwrap_or(1), "maxAttempts": max_attempts.unwrap_or(0), "delayMs": delay_ms.unwrap_or(0), "errorMessage": error.clone().unwrap_or_default()})
+        } else {
+            let mut l =
+                json!({"type": "auto_retry_end", "success": success.unwrap_or(false), "attempt": attempt.unwrap_or(1)});
+            if let Some(e) = error {
+                l["finalError"] = json!(e);
+            }
+            l
+        };
+        self.put(sink, line);
+    }
+}
+
 impl Encode for Encoder {
     /// A base-context stream is copied line by line (see `copy.rs`), unless `--json-deltas`
     /// asks for the delta form, which the source may not have.
@@ -1460,39 +1520,8 @@ impl Encode for Encoder {
             Event::ToolDraft(_) => return self.tool_draft(rec, ctx, sink),
             Event::ToolCall(_) => return self.tool_call(rec, ctx, sink),
             Event::ToolOutput { id: Some(_), .. } => return self.tool_output(rec, ctx, sink),
-            Event::ToolResult(r) => {
-                let id = r.id.clone().unwrap_or_default();
-                let name = r.name.clone().or_else(|| ctx.call.name.clone()).unwrap_or_default();
-                let error;
-                let output = match (&r.output, &ctx.call.output) {
-                    (Some(t), _) | (None, Some(t)) => t,
-                    (None, None) => {
-                        error = Text::from(r.error.clone().unwrap_or_default());
-                        &error
-                    }
-                };
-                let details = source_said(rec, "details");
-                let failed = r.status != ToolStatus::Completed;
-                let end = Ended { output, failed, details: details.as_ref(), bare: own && details.is_none() };
-                self.tool_end(ctx, sink, &id, &name, end);
-            }
-            Event::PermissionDenied(d) => {
-                if ctx.answered {
-                    // The call already ended, with isError: the refusal only says why the run stops.
-                    return Fate::Absorbed;
-                }
-                // A blocked call still has a start and an end, with isError, as the agent does.
-                let id = d.id.clone().unwrap_or_default();
-                let why = refusal(d.reason.as_deref());
-                let why = Text::from(why);
-                self.tool_end(
-                    ctx,
-                    sink,
-                    &id,
-                    &d.name,
-                    Ended { output: &why, failed: true, details: None, bare: false },
-                );
-            }
+            Event::ToolResult(r) => self.tool_result(r, rec, ctx, sink),
+            Event::PermissionDenied(d) => return self.refused(d, ctx, sink),
             Event::Usage(_) => return self.usage(rec, ctx, sink),
             Event::Error { message, fatal } => {
                 self.last_error = Some(message.clone());
@@ -1525,20 +1554,7 @@ impl Encode for Encoder {
                 self.whole_message(sink, message);
             }
             Event::Compaction { .. } => return self.compaction(rec, ctx, sink),
-            Event::Retry { phase, attempt, max_attempts, delay_ms, error, success } => {
-                self.ensure_header(ctx, sink, None, None, None);
-                self.retry_pending |= *phase == Phase::Start && !self.loop_open;
-                let line = if *phase == Phase::Start {
-                    json!({"type": "auto_retry_start", "attempt": attempt.unwrap_or(1), "maxAttempts": max_attempts.unwrap_or(0), "delayMs": delay_ms.unwrap_or(0), "errorMessage": error.clone().unwrap_or_default()})
-                } else {
-                    let mut l = json!({"type": "auto_retry_end", "success": success.unwrap_or(false), "attempt": attempt.unwrap_or(1)});
-                    if let Some(e) = error {
-                        l["finalError"] = json!(e);
-                    }
-                    l
-                };
-                self.put(sink, line);
-            }
+            Event::Retry { .. } => self.retry(&rec.event, ctx, sink),
             Event::Diagnostics { kind, data } if kind == "session_action_update" => {
                 self.ensure_header(ctx, sink, None, None, None);
                 let mut line = json!({"type": kind});

@@ -14,7 +14,7 @@ use crate::codec::make_room;
 use crate::codec::Context;
 use crate::codec::{Dialect, Encode, Record, Sink};
 use crate::json::{write_line, Layout};
-use crate::model::{Arguments, Event, Outcome, Terminal, ToolStatus};
+use crate::model::{Arguments, Denial, Event, Outcome, Terminal, ToolResult, ToolStatus};
 use crate::report::Fate;
 
 /// A call written as an item that has not completed yet.
@@ -304,6 +304,59 @@ impl Encoder {
     }
 }
 
+impl Encoder {
+    /// A call's result: its call first where the call was never seen.
+    fn tool_result(&mut self, r: &ToolResult, ctx: &Context, sink: &mut Sink<'_>) {
+        let id = r.id.as_deref().unwrap_or_default().to_string();
+        if !self.calls.contains_key(&id) {
+            // A result whose call was never seen: its call first.
+            let name = r.name.clone().or_else(|| ctx.call.name.clone()).unwrap_or_default();
+            sink.report.synthesized("item.started");
+            self.start_call(sink, &id, &name, &r.arguments);
+        }
+        let output = r.output.as_ref().or(ctx.call.output.as_ref()).map(|o| o.as_str().into_owned());
+        self.end_call(sink, &id, r.status, output, r.error.as_deref());
+    }
+
+    /// A refusal: the call (started here where it was not) ends cancelled, saying why.
+    fn refused(&mut self, d: &Denial, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
+        let id = d.id.clone().unwrap_or_default();
+        if !self.calls.contains_key(&id) {
+            if ctx.answered {
+                return Fate::Absorbed;
+            }
+            self.start_call(sink, &id, &d.name, &d.arguments);
+        }
+        let why = d.reason.clone().unwrap_or_else(|| "approval required".into());
+        self.denied = Some(why.clone());
+        self.end_call(sink, &id, ToolStatus::Cancelled, Some(String::new()), Some(&why));
+        Fate::Written
+    }
+
+    /// A todo list: codex's `todo_list` item, started once and updated after, each entry a
+    /// `{text, completed}` object.
+    fn todo(&mut self, items: &Value, sink: &mut Sink<'_>) {
+        let items = match items {
+            Value::Array(a) => Value::Array(
+                a.iter()
+                    .map(|x| match x {
+                        Value::Object(o) if o.contains_key("text") => x.clone(),
+                        Value::String(s) => json!({"text": s, "completed": false}),
+                        other => json!({"text": other.to_string(), "completed": false}),
+                    })
+                    .collect(),
+            ),
+            other => json!([{"text": other.to_string(), "completed": false}]),
+        };
+        let (kind, id) = match &self.todo {
+            Some((id, _)) => ("item.updated", id.clone()),
+            None => ("item.started", self.item_id()),
+        };
+        item_line(sink, kind, json!({"id": id, "type": "todo_list", "items": items}));
+        self.todo = Some((id, items));
+    }
+}
+
 impl Encode for Encoder {
     fn hints(&self) -> crate::codec::Hints {
         crate::codec::Hints { matches_calls_by_id: true, call_arguments: false, ..crate::codec::Hints::default() }
@@ -393,52 +446,12 @@ impl Encode for Encoder {
                 }
                 return Fate::Absorbed;
             }
-            Event::ToolResult(r) => {
-                let id = r.id.as_deref().unwrap_or_default().to_string();
-                if !self.calls.contains_key(&id) {
-                    // A result whose call was never seen: its call first.
-                    let name = r.name.clone().or_else(|| ctx.call.name.clone()).unwrap_or_default();
-                    sink.report.synthesized("item.started");
-                    self.start_call(sink, &id, &name, &r.arguments);
-                }
-                let output = r.output.as_ref().or(ctx.call.output.as_ref()).map(|o| o.as_str().into_owned());
-                self.end_call(sink, &id, r.status, output, r.error.as_deref());
-            }
-            Event::PermissionDenied(d) => {
-                let id = d.id.clone().unwrap_or_default();
-                if !self.calls.contains_key(&id) {
-                    if ctx.answered {
-                        return Fate::Absorbed;
-                    }
-                    self.start_call(sink, &id, &d.name, &d.arguments);
-                }
-                let why = d.reason.clone().unwrap_or_else(|| "approval required".into());
-                self.denied = Some(why.clone());
-                self.end_call(sink, &id, ToolStatus::Cancelled, Some(String::new()), Some(&why));
-            }
+            Event::ToolResult(r) => self.tool_result(r, ctx, sink),
+            Event::PermissionDenied(d) => return self.refused(d, ctx, sink),
             Event::ToolWithdrawn { id: Some(id) } => {
                 self.end_call(sink, id, ToolStatus::Cancelled, None, Some("withdrawn"));
             }
-            Event::Todo { items } => {
-                let items = match items {
-                    Value::Array(a) => Value::Array(
-                        a.iter()
-                            .map(|x| match x {
-                                Value::Object(o) if o.contains_key("text") => x.clone(),
-                                Value::String(s) => json!({"text": s, "completed": false}),
-                                other => json!({"text": other.to_string(), "completed": false}),
-                            })
-                            .collect(),
-                    ),
-                    other => json!([{"text": other.to_string(), "completed": false}]),
-                };
-                let (kind, id) = match &self.todo {
-                    Some((id, _)) => ("item.updated", id.clone()),
-                    None => ("item.started", self.item_id()),
-                };
-                item_line(sink, kind, json!({"id": id, "type": "todo_list", "items": items}));
-                self.todo = Some((id, items));
-            }
+            Event::Todo { items } => self.todo(items, sink),
             Event::Notice { text } => {
                 let id = self.item_id();
                 item_line(sink, "item.completed", json!({"id": id, "type": "error", "message": text}));

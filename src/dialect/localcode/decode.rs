@@ -64,6 +64,87 @@ fn index(m: &mut Object<'_>) -> Option<u64> {
     m.take_int("index").and_then(|i| u64::try_from(i).ok())
 }
 
+/// `tool_result`: a call's result, failed as its status word or its error flag says (the
+/// run_start generation states a status word where the spec's has the flag).
+fn tool_result(m: &mut Object<'_>, out: &mut Decoded) -> Event {
+    let id = m.take_name("id").or_else(|| m.take_name("call_id"));
+    let name = m.take_name("name");
+    let args = m.take_str("args");
+    let index = index(m);
+    let output = m.take_kept("result").or_else(|| m.take_kept("output"));
+    // The run_start generation states a status word ("error" for a failed call)
+    // where the spec's generation has the error flag.
+    let status = m.take_str("status");
+    let cancelled = matches!(status.as_deref(), Some("cancelled" | "canceled"));
+    let failed = match (status.as_deref(), m.take_bool("error")) {
+        (Some(s), _) => !matches!(s, "ok" | "success" | "completed"),
+        (None, Some(failed)) => failed,
+        (None, None) => {
+            if let Some(v) = m.get("error") {
+                out.warn(format!(
+                    "tool_result has error {}, neither \"true\" nor \"false\"; read as not failed",
+                    v.to_value()
+                ));
+            }
+            false
+        }
+    };
+    Event::ToolResult(ToolResult {
+        id,
+        index,
+        name,
+        status: match (cancelled, failed) {
+            (true, _) => ToolStatus::Cancelled,
+            (false, true) => ToolStatus::Failed,
+            (false, false) => ToolStatus::Completed,
+        },
+        output,
+        error: None,
+        arguments: args.map(Arguments::text).unwrap_or_default(),
+    })
+}
+
+impl Decoder {
+    /// `result`: the final text, then the terminal record, with what localcode writes back kept.
+    fn result(&self, m: &mut Object<'_>, out: &mut Decoded) -> Event {
+        let status = text(m, "status");
+        let exit_code = m.take_int("exit_code");
+        let reason = m.take_str("reason");
+        if let Some(final_text) = m.take_str("final_text") {
+            out.push(Record::new(Dialect::Localcode, Event::FinalAnswer { text: final_text }));
+        }
+        let outcome = self.outcome(&status, exit_code, reason.as_deref());
+        if let Some(why) = self.disagreement(&status, exit_code) {
+            out.warn(why);
+        }
+        // A status word the encoder would not write for this outcome (the notes' `error`,
+        // `timeout`, `interrupted`) is kept, so that localcode gets it back.
+        if status != self.contract.outcome_str(outcome, "status").unwrap_or("incomplete") {
+            m.insert("status", Value::String(status));
+        }
+        let mut t = Terminal::new(outcome);
+        t.exit_code = exit_code;
+        t.reason = reason;
+        if let Some(Value::Object(tokens)) = m.shift_remove("tokens") {
+            if tokens.keys().any(|k| !matches!(k.as_str(), "prompt" | "completion" | "total")) {
+                // Members of its own beside the three counts: the object is kept whole,
+                // for localcode to get it back.
+                m.insert("tokens", Value::Object(tokens.clone()));
+            }
+            let mut tokens = Object::from(tokens);
+            if !self.saw_turn_tokens {
+                t.usage = Some(Tokens {
+                    input: tokens.take_count("prompt"),
+                    output: tokens.take_count("completion"),
+                    total: tokens.take_count("total"),
+                    ..Tokens::default()
+                });
+            }
+        }
+        Event::Terminal(t)
+    }
+}
+
 impl Decode for Decoder {
     fn decode(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
         let kind = take_type(&mut m)?;
@@ -114,43 +195,7 @@ impl Decode for Decoder {
                     id_made: false,
                 })
             }
-            "tool_result" => {
-                let id = m.take_name("id").or_else(|| m.take_name("call_id"));
-                let name = m.take_name("name");
-                let args = m.take_str("args");
-                let index = index(&mut m);
-                let output = m.take_kept("result").or_else(|| m.take_kept("output"));
-                // The run_start generation states a status word ("error" for a failed call)
-                // where the spec's generation has the error flag.
-                let status = m.take_str("status");
-                let cancelled = matches!(status.as_deref(), Some("cancelled" | "canceled"));
-                let failed = match (status.as_deref(), m.take_bool("error")) {
-                    (Some(s), _) => !matches!(s, "ok" | "success" | "completed"),
-                    (None, Some(failed)) => failed,
-                    (None, None) => {
-                        if let Some(v) = m.get("error") {
-                            out.warn(format!(
-                                "tool_result has error {}, neither \"true\" nor \"false\"; read as not failed",
-                                v.to_value()
-                            ));
-                        }
-                        false
-                    }
-                };
-                Event::ToolResult(ToolResult {
-                    id,
-                    index,
-                    name,
-                    status: match (cancelled, failed) {
-                        (true, _) => ToolStatus::Cancelled,
-                        (false, true) => ToolStatus::Failed,
-                        (false, false) => ToolStatus::Completed,
-                    },
-                    output,
-                    error: None,
-                    arguments: args.map(Arguments::text).unwrap_or_default(),
-                })
-            }
+            "tool_result" => tool_result(&mut m, out),
             "turn_tokens" => {
                 self.saw_turn_tokens = true;
                 // localcode reads a count it cannot parse as 0; so does this, and says so.
@@ -197,43 +242,7 @@ impl Decode for Decoder {
                     ..Session::default()
                 })
             }
-            "result" => {
-                let status = text(&mut m, "status");
-                let exit_code = m.take_int("exit_code");
-                let reason = m.take_str("reason");
-                if let Some(final_text) = m.take_str("final_text") {
-                    out.push(Record::new(Dialect::Localcode, Event::FinalAnswer { text: final_text }));
-                }
-                let outcome = self.outcome(&status, exit_code, reason.as_deref());
-                if let Some(why) = self.disagreement(&status, exit_code) {
-                    out.warn(why);
-                }
-                // A status word the encoder would not write for this outcome (the notes' `error`,
-                // `timeout`, `interrupted`) is kept, so that localcode gets it back.
-                if status != self.contract.outcome_str(outcome, "status").unwrap_or("incomplete") {
-                    m.insert("status", Value::String(status));
-                }
-                let mut t = Terminal::new(outcome);
-                t.exit_code = exit_code;
-                t.reason = reason;
-                if let Some(Value::Object(tokens)) = m.shift_remove("tokens") {
-                    if tokens.keys().any(|k| !matches!(k.as_str(), "prompt" | "completion" | "total")) {
-                        // Members of its own beside the three counts: the object is kept whole,
-                        // for localcode to get it back.
-                        m.insert("tokens", Value::Object(tokens.clone()));
-                    }
-                    let mut tokens = Object::from(tokens);
-                    if !self.saw_turn_tokens {
-                        t.usage = Some(Tokens {
-                            input: tokens.take_count("prompt"),
-                            output: tokens.take_count("completion"),
-                            total: tokens.take_count("total"),
-                            ..Tokens::default()
-                        });
-                    }
-                }
-                Event::Terminal(t)
-            }
+            "result" => self.result(&mut m, out),
             _ => {
                 let line = crate::dialect::util::whole_line(kind, m);
                 return {

@@ -10,7 +10,7 @@ use crate::codec::{Dialect, Encode, Record, Sink};
 use crate::contract::Contract;
 use crate::dialect::util::{refusal_why, tool_output, write_in_order};
 use crate::json::{char_len, cut_chars, split_chars, write_line, Field, Layout};
-use crate::model::{Arguments, Basis, Event, ToolStatus};
+use crate::model::{Arguments, Basis, Denial, Event, Terminal, ToolResult, ToolStatus};
 use crate::report::Fate;
 
 /// Most reasoning text kept to write a `thinking_done` whose source gave no text of its own.
@@ -181,6 +181,78 @@ impl Encoder {
         }
     }
 
+    /// A call's result: its name, arguments and index as the call gave them where the result
+    /// does not repeat them, and its output.
+    fn tool_result(&mut self, r: &ToolResult, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) {
+        let call = &ctx.call;
+        let arguments = if r.arguments.is_empty() { &call.arguments } else { &r.arguments };
+        let args = args_text(arguments, rec);
+        let args = self.fit("tool_result", "args", &args, sink);
+        let result = self.fit_field("tool_result", "result", tool_output(r, ctx), sink);
+        let failed = if r.status == ToolStatus::Completed { "false" } else { "true" };
+        let fields = [
+            ("name", Field::Str(r.name.as_deref().or(call.name.as_deref()).unwrap_or(""))),
+            ("args", args),
+            ("index", r.index.or(call.index).map_or(s("-1"), digits)),
+            ("result", result),
+            ("error", Field::Str(failed)),
+        ];
+        put(sink, "tool_result", fields, rec);
+    }
+
+    /// A refusal: localcode has no refusal event, so a notice says which call was refused and
+    /// why, after the call's tool_start where the source gave none before the refusal.
+    fn refused(&mut self, d: &Denial, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) {
+        // localcode has no refusal event; a notice says which call was refused and why,
+        // after the call's tool_start where the source gave none before the refusal.
+        if !ctx.matched {
+            sink.report.synthesized("tool_start");
+            let args = args_text(&d.arguments, rec);
+            let args = self.fit("tool_start", "args", &args, sink);
+            let index = ctx.call.index.map_or(s("-1"), digits);
+            let fields = [("name", Field::Str(&d.name)), ("args", args), ("index", index)];
+            put_new(sink, "tool_start", fields);
+        }
+        let why = refusal_why(d.reason.as_deref());
+        put(sink, "notice", [("text", owned(format!("permission denied: {}: {why}", d.name)))], rec);
+    }
+
+    /// The terminal record: `result`, after an `error` line where the run's error was said only
+    /// in the source's terminal record.
+    fn result(&mut self, t: &Terminal, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) {
+        // result has no field for the run's error: the error event that ends the turn
+        // says it, where the source said it only in its terminal record (loom's
+        // Terminal, wuu's result).
+        if let Some(e) = t.error.as_deref().filter(|e| !e.is_empty() && self.last_error.as_deref() != Some(*e)) {
+            sink.report.synthesized("error");
+            let v = self.fit("error", "message", e, sink);
+            put_new(sink, "error", [("message", v)]);
+        }
+        let c = self.contract;
+        let outcome = t.outcome;
+        let status = c.outcome_str(outcome, "status").unwrap_or("incomplete");
+        let exit_code = c.outcome_code(outcome, "exit_code").unwrap_or(1);
+        sink.report.exit_status = Some(exit_code);
+        let reason =
+            t.reason.clone().or_else(|| c.outcome_str(outcome, "reason").map(str::to_string)).unwrap_or_default();
+        let totals = ctx.totals;
+        let mut tokens = Map::new();
+        tokens.insert("prompt".into(), Value::from(totals.input.unwrap_or(0)));
+        tokens.insert("completion".into(), Value::from(totals.output.unwrap_or(0)));
+        // As localcode adds them up: the totals, or prompt + completion when they sum to 0.
+        let (prompt, completion) = (totals.input.unwrap_or(0), totals.output.unwrap_or(0));
+        let total = totals.total.filter(|t| *t > 0).unwrap_or(prompt.saturating_add(completion));
+        tokens.insert("total".into(), Value::from(total));
+        let fields = [
+            ("status", s(status)),
+            ("exit_code", Field::Owned(Value::from(exit_code))),
+            ("reason", owned(reason)),
+            ("final_text", s(t.final_text.as_deref().unwrap_or_default())),
+            ("tokens", Field::Owned(Value::Object(tokens))),
+        ];
+        put(sink, "result", fields, rec);
+    }
+
     /// One record's lines (see [`Encode::encode`], which notes whether the last was text).
     fn write(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
         let own = rec.origin == Dialect::Localcode;
@@ -260,36 +332,8 @@ impl Encoder {
                 };
                 put(sink, kind, [("name", Field::Str(&c.name)), ("args", args), ("index", index)], rec);
             }
-            Event::ToolResult(r) => {
-                let call = &ctx.call;
-                let arguments = if r.arguments.is_empty() { &call.arguments } else { &r.arguments };
-                let args = args_text(arguments, rec);
-                let args = self.fit("tool_result", "args", &args, sink);
-                let result = self.fit_field("tool_result", "result", tool_output(r, ctx), sink);
-                let failed = if r.status == ToolStatus::Completed { "false" } else { "true" };
-                let fields = [
-                    ("name", Field::Str(r.name.as_deref().or(call.name.as_deref()).unwrap_or(""))),
-                    ("args", args),
-                    ("index", r.index.or(call.index).map_or(s("-1"), digits)),
-                    ("result", result),
-                    ("error", Field::Str(failed)),
-                ];
-                put(sink, "tool_result", fields, rec);
-            }
-            Event::PermissionDenied(d) => {
-                // localcode has no refusal event; a notice says which call was refused and why,
-                // after the call's tool_start where the source gave none before the refusal.
-                if !ctx.matched {
-                    sink.report.synthesized("tool_start");
-                    let args = args_text(&d.arguments, rec);
-                    let args = self.fit("tool_start", "args", &args, sink);
-                    let index = ctx.call.index.map_or(s("-1"), digits);
-                    let fields = [("name", Field::Str(&d.name)), ("args", args), ("index", index)];
-                    put_new(sink, "tool_start", fields);
-                }
-                let why = refusal_why(d.reason.as_deref());
-                put(sink, "notice", [("text", owned(format!("permission denied: {}: {why}", d.name)))], rec);
-            }
+            Event::ToolResult(r) => self.tool_result(r, rec, ctx, sink),
+            Event::PermissionDenied(d) => self.refused(d, rec, ctx, sink),
             Event::Usage(u) => {
                 // One turn_tokens line per report that adds tokens (a snapshot that adds none
                 // is absorbed): their sum is the result's tokens.
@@ -349,43 +393,7 @@ impl Encoder {
                 self.stream(text, rec, sink);
             }
             Event::FinalAnswer { .. } => return Fate::Absorbed,
-            Event::Terminal(t) => {
-                // result has no field for the run's error: the error event that ends the turn
-                // says it, where the source said it only in its terminal record (loom's
-                // Terminal, wuu's result).
-                if let Some(e) = t.error.as_deref().filter(|e| !e.is_empty() && self.last_error.as_deref() != Some(*e))
-                {
-                    sink.report.synthesized("error");
-                    let v = self.fit("error", "message", e, sink);
-                    put_new(sink, "error", [("message", v)]);
-                }
-                let c = self.contract;
-                let outcome = t.outcome;
-                let status = c.outcome_str(outcome, "status").unwrap_or("incomplete");
-                let exit_code = c.outcome_code(outcome, "exit_code").unwrap_or(1);
-                sink.report.exit_status = Some(exit_code);
-                let reason = t
-                    .reason
-                    .clone()
-                    .or_else(|| c.outcome_str(outcome, "reason").map(str::to_string))
-                    .unwrap_or_default();
-                let totals = ctx.totals;
-                let mut tokens = Map::new();
-                tokens.insert("prompt".into(), Value::from(totals.input.unwrap_or(0)));
-                tokens.insert("completion".into(), Value::from(totals.output.unwrap_or(0)));
-                // As localcode adds them up: the totals, or prompt + completion when they sum to 0.
-                let (prompt, completion) = (totals.input.unwrap_or(0), totals.output.unwrap_or(0));
-                let total = totals.total.filter(|t| *t > 0).unwrap_or(prompt.saturating_add(completion));
-                tokens.insert("total".into(), Value::from(total));
-                let fields = [
-                    ("status", s(status)),
-                    ("exit_code", Field::Owned(Value::from(exit_code))),
-                    ("reason", owned(reason)),
-                    ("final_text", s(t.final_text.as_deref().unwrap_or_default())),
-                    ("tokens", Field::Owned(Value::Object(tokens))),
-                ];
-                put(sink, "result", fields, rec);
-            }
+            Event::Terminal(t) => self.result(t, rec, ctx, sink),
             Event::Extension { line: original } if own => {
                 write_line(sink.out, original, Layout::Spaced);
                 return Fate::PassedThrough;

@@ -171,25 +171,7 @@ fn written_as_read(m: &Object<'_>, kind: &str) -> bool {
 
 impl Decode for Decoder {
     fn decode(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
-        match m.get("schema_version") {
-            // As loom writes it (nearly every line: see VERSION_TEXT), then any way of writing
-            // the number.
-            Some(Member::Raw(VERSION_TEXT, _)) => {}
-            Some(v) if v.as_u64() == Some(SCHEMA_VERSION) => {}
-            // The version written as a string of its digits is that version, as a count is
-            // (DESIGN.md); said, as a count read from a string is.
-            Some(v) if v.count_taken() == Some(Some(SCHEMA_VERSION)) => out.warn(format!(
-                "schema_version is the string {}, not an integer; read as {SCHEMA_VERSION}",
-                v.to_value()
-            )),
-            Some(v) => {
-                let v = v.to_value();
-                return Err(LineError::fatal(format!(
-                    "loom schema_version {v}; this agentgate reads schema_version {SCHEMA_VERSION} only, so the stream is refused"
-                )));
-            }
-            None => return Err(LineError::bad("loom line without \"schema_version\"")),
-        }
+        check_version(&m, out)?;
         // Both stay in the line until its kind's members are taken: the common kinds take them
         // in that one pass, the rest here.
         let kind = kind_of(&m, "kind")?;
@@ -274,37 +256,7 @@ impl Decode for Decoder {
                 Event::Approval { actions }
             }
             "Session" => Event::SessionSummary(Box::new(summary(&mut m, out))),
-            "Terminal" => {
-                let stop = m.take_str("stop_reason");
-                let exit_status = m.take_int("exit_status");
-                let error = m.take_str("error");
-                let contract = Dialect::Loom.contract();
-                let outcome = match stop.as_deref() {
-                    Some(s) => contract.decode_outcome("stop_reason", s).unwrap_or_else(|| {
-                        out.warn(format!(
-                            "Terminal has stop_reason {s}, which loom does not list; read as an incomplete run"
-                        ));
-                        Outcome::Incomplete
-                    }),
-                    None => Outcome::Failed,
-                };
-                let implied = match stop.as_deref() {
-                    Some("Completed" | "ApprovalRequired") => 0,
-                    Some(_) => 3,
-                    None => 1,
-                };
-                if let Some(code) = exit_status.filter(|c| *c != implied) {
-                    out.warn(format!(
-                        "Terminal has exit_status {code} but stop_reason {} (which means {implied}); the stop reason is followed",
-                        stop.as_deref().unwrap_or("absent")
-                    ));
-                }
-                let mut t = Terminal::new(outcome);
-                t.reason = stop;
-                t.exit_code = exit_status;
-                t.error = error;
-                Event::Terminal(t)
-            }
+            "Terminal" => terminal(&mut m, out),
             _ => {
                 let mut line = Map::new();
                 line.insert("kind".into(), Value::String(kind.into_owned()));
@@ -323,4 +275,59 @@ impl Decode for Decoder {
         out.push(Record { event, origin: Dialect::Loom, extra, verbatim });
         Ok(())
     }
+}
+
+/// The line's `schema_version`: loom's own, or the stream is refused (a string of its digits is
+/// that version, said as a count read from a string is).
+fn check_version(m: &Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
+    match m.get("schema_version") {
+        // As loom writes it (nearly every line: see VERSION_TEXT), then any way of writing
+        // the number.
+        Some(Member::Raw(VERSION_TEXT, _)) => {}
+        Some(v) if v.as_u64() == Some(SCHEMA_VERSION) => {}
+        // The version written as a string of its digits is that version, as a count is
+        // (DESIGN.md); said, as a count read from a string is.
+        Some(v) if v.count_taken() == Some(Some(SCHEMA_VERSION)) => {
+            out.warn(format!("schema_version is the string {}, not an integer; read as {SCHEMA_VERSION}", v.to_value()))
+        }
+        Some(v) => {
+            let v = v.to_value();
+            return Err(LineError::fatal(format!(
+                "loom schema_version {v}; this agentgate reads schema_version {SCHEMA_VERSION} only, so the stream is refused"
+            )));
+        }
+        None => return Err(LineError::bad("loom line without \"schema_version\"")),
+    }
+    Ok(())
+}
+
+/// `Terminal`: the run's outcome from its stop reason (the exit status it implies checked).
+fn terminal(m: &mut Object<'_>, out: &mut Decoded) -> Event {
+    let stop = m.take_str("stop_reason");
+    let exit_status = m.take_int("exit_status");
+    let error = m.take_str("error");
+    let contract = Dialect::Loom.contract();
+    let outcome = match stop.as_deref() {
+        Some(s) => contract.decode_outcome("stop_reason", s).unwrap_or_else(|| {
+            out.warn(format!("Terminal has stop_reason {s}, which loom does not list; read as an incomplete run"));
+            Outcome::Incomplete
+        }),
+        None => Outcome::Failed,
+    };
+    let implied = match stop.as_deref() {
+        Some("Completed" | "ApprovalRequired") => 0,
+        Some(_) => 3,
+        None => 1,
+    };
+    if let Some(code) = exit_status.filter(|c| *c != implied) {
+        out.warn(format!(
+            "Terminal has exit_status {code} but stop_reason {} (which means {implied}); the stop reason is followed",
+            stop.as_deref().unwrap_or("absent")
+        ));
+    }
+    let mut t = Terminal::new(outcome);
+    t.reason = stop;
+    t.exit_code = exit_status;
+    t.error = error;
+    Event::Terminal(t)
 }

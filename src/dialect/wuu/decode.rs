@@ -369,34 +369,8 @@ impl Decoder {
     fn decode_line(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
         let kind = take_type(&mut m)?;
         let own = |event: Event, extra: Extra| Record::with_extra(Dialect::Wuu, event, extra);
-        if let Some(family) = match kind.as_ref() {
-            k if k.starts_with("tool_") => Some(Family::Tool),
-            k if k.starts_with("command_") => Some(Family::Command),
-            _ => None,
-        } {
-            let step = match &kind[kind.find('_').unwrap_or(0)..] {
-                "_started" => Some(Step::Start),
-                "_output_delta" => Some(Step::Output),
-                "_completed" | "_removed" => Some(Step::End),
-                _ => None,
-            };
-            if let (Some(step), Some(item)) = (step, m.get_str("item_id")) {
-                // Only bash has a command family (wuu's notes); asked where a call starts.
-                let bash = matches!(step, Step::Start)
-                    && (family == Family::Command || m.get_str("name").as_deref() == Some("bash"));
-                if self.seen(&item, family, step, bash) {
-                    // The other family already reported this: one call, counted once. To wuu
-                    // itself the line is written as read (its members of its own with it).
-                    if out.hints.verbatim_wanted {
-                        let mut marker = Record::new(Dialect::Wuu, Event::Extension { line: Value::Null });
-                        marker.verbatim = true;
-                        out.push(marker);
-                    } else {
-                        out.fold();
-                    }
-                    return Ok(());
-                }
-            }
+        if self.twin(&kind, &m, out) {
+            return Ok(());
         }
         if self.other_thread(&kind, &m) {
             // A subagent's turn (its own thread: wuu.md tracks a session by thread_id) neither
@@ -470,68 +444,13 @@ impl Decoder {
                 status: Some("interrupted".into()),
                 reason: m.take_str("reason"),
             },
-            "tool_started" | "command_started" => {
-                let name = m.take_str("name").unwrap_or_else(|| {
-                    if kind == "command_started" {
-                        "bash".into()
-                    } else {
-                        String::new()
-                    }
-                });
-                let mut args = arguments(&mut m);
-                if args.is_empty() {
-                    if let Some(command) = m.get_value("command") {
-                        args = Arguments::value(serde_json::json!({ "command": command }));
-                    }
-                }
-                Event::ToolCall(ToolCall {
-                    id: m.take_name("item_id"),
-                    index: None,
-                    name: name.into(),
-                    arguments: args,
-                    id_made: false,
-                })
-            }
+            "tool_started" | "command_started" => tool_call(&kind, &mut m),
             "tool_output_delta" | "command_output_delta" => Event::ToolOutput {
                 id: m.take_str("item_id"),
                 text: m.take_kept("delta").unwrap_or_default(),
                 accumulated: false,
             },
-            "tool_completed" | "command_completed" => {
-                let status = match m.get_str("status").as_deref() {
-                    Some(word) => {
-                        match self.contract.decode.get("tool_status").and_then(|t| t.get(word)).and_then(Value::as_str)
-                        {
-                            Some(known) => {
-                                m.shift_remove("status");
-                                known.parse().unwrap_or(ToolStatus::Failed)
-                            }
-                            // An unknown status word stays as an unknown member, for wuu itself.
-                            None => {
-                                out.warn(format!(
-                                    "{kind} has status \"{word}\", which agentgate does not know; read as failed"
-                                ));
-                                ToolStatus::Failed
-                            }
-                        }
-                    }
-                    // wuu always writes one (its notes): a reader is told what was assumed.
-                    None => {
-                        out.warn(format!("{kind} without \"status\"; read as completed"));
-                        ToolStatus::Completed
-                    }
-                };
-                let error = m.take_str("error").filter(|e| !e.is_empty());
-                Event::ToolResult(ToolResult {
-                    id: m.take_name("item_id"),
-                    index: None,
-                    name: m.take_name("name"),
-                    status,
-                    output: None,
-                    error,
-                    arguments: Arguments::default(),
-                })
-            }
+            "tool_completed" | "command_completed" => self.tool_result(&kind, &mut m, out),
             "tool_removed" | "command_removed" => Event::ToolWithdrawn { id: m.take_str("item_id") },
             "file_changed" => Event::FileChange {
                 path: text(&mut m, "path"),
@@ -557,23 +476,7 @@ impl Decoder {
                 Event::Diagnostics { kind: kind.to_string(), data: std::mem::take(&mut m).into_fields() }
             }
             "error" => Event::Error { message: text(&mut m, "error"), fatal: false },
-            "result" => {
-                let status = text(&mut m, "status");
-                let outcome = self.contract.decode_outcome("status", &status);
-                if outcome.is_none() {
-                    out.warn(format!("result has status \"{status}\", not one wuu lists; read as an incomplete run"));
-                }
-                out.push(own(Event::FinalAnswer { text: text(&mut m, "final_message") }, Extra::new()));
-                let mut t = Terminal::new(outcome.unwrap_or(Outcome::Incomplete));
-                if outcome.is_none() {
-                    t.reason = Some(status);
-                }
-                t.error = m.take_str("error").filter(|e| !e.is_empty());
-                // A thread_id that is the current thread's was stripped; another one (or the only
-                // one, in a stream that never started a thread) names the session.
-                t.session_id = m.take_str("thread_id").filter(|s| !s.is_empty()).or_else(|| self.thread_id.clone());
-                Event::Terminal(t)
-            }
+            "result" => self.result(&mut m, out),
             _ => {
                 let line = whole_line(kind, m);
                 out.push(Record::new(Dialect::Wuu, Event::Extension { line }));
@@ -586,4 +489,112 @@ impl Decoder {
         out.push(Record { event, origin: Dialect::Wuu, extra, verbatim });
         Ok(())
     }
+
+    /// Whether the line is the twin of one the other family already reported (a bash call is
+    /// reported as both `tool_*` and `command_*`): one call, counted once. To wuu itself the
+    /// line is written as read (its members of its own with it), else it is folded.
+    fn twin(&mut self, kind: &str, m: &Object<'_>, out: &mut Decoded) -> bool {
+        let family = match kind {
+            k if k.starts_with("tool_") => Family::Tool,
+            k if k.starts_with("command_") => Family::Command,
+            _ => return false,
+        };
+        let step = match &kind[kind.find('_').unwrap_or(0)..] {
+            "_started" => Step::Start,
+            "_output_delta" => Step::Output,
+            "_completed" | "_removed" => Step::End,
+            _ => return false,
+        };
+        let Some(item) = m.get_str("item_id") else { return false };
+        // Only bash has a command family (wuu's notes); asked where a call starts.
+        let bash =
+            matches!(step, Step::Start) && (family == Family::Command || m.get_str("name").as_deref() == Some("bash"));
+        if !self.seen(&item, family, step, bash) {
+            return false;
+        }
+        if out.hints.verbatim_wanted {
+            let mut marker = Record::new(Dialect::Wuu, Event::Extension { line: Value::Null });
+            marker.verbatim = true;
+            out.push(marker);
+        } else {
+            out.fold();
+        }
+        true
+    }
+
+    /// `tool_completed` or `command_completed`: the call's status (from the contract's
+    /// `tool_status`) and error.
+    fn tool_result(&self, kind: &str, m: &mut Object<'_>, out: &mut Decoded) -> Event {
+        let status = match m.get_str("status").as_deref() {
+            Some(word) => {
+                match self.contract.decode.get("tool_status").and_then(|t| t.get(word)).and_then(Value::as_str) {
+                    Some(known) => {
+                        m.shift_remove("status");
+                        known.parse().unwrap_or(ToolStatus::Failed)
+                    }
+                    // An unknown status word stays as an unknown member, for wuu itself.
+                    None => {
+                        out.warn(format!(
+                            "{kind} has status \"{word}\", which agentgate does not know; read as failed"
+                        ));
+                        ToolStatus::Failed
+                    }
+                }
+            }
+            // wuu always writes one (its notes): a reader is told what was assumed.
+            None => {
+                out.warn(format!("{kind} without \"status\"; read as completed"));
+                ToolStatus::Completed
+            }
+        };
+        let error = m.take_str("error").filter(|e| !e.is_empty());
+        Event::ToolResult(ToolResult {
+            id: m.take_name("item_id"),
+            index: None,
+            name: m.take_name("name"),
+            status,
+            output: None,
+            error,
+            arguments: Arguments::default(),
+        })
+    }
+
+    /// `result`: the final message, then the terminal record.
+    fn result(&self, m: &mut Object<'_>, out: &mut Decoded) -> Event {
+        let status = text(m, "status");
+        let outcome = self.contract.decode_outcome("status", &status);
+        if outcome.is_none() {
+            out.warn(format!("result has status \"{status}\", not one wuu lists; read as an incomplete run"));
+        }
+        out.push(Record::new(Dialect::Wuu, Event::FinalAnswer { text: text(m, "final_message") }));
+        let mut t = Terminal::new(outcome.unwrap_or(Outcome::Incomplete));
+        if outcome.is_none() {
+            t.reason = Some(status);
+        }
+        t.error = m.take_str("error").filter(|e| !e.is_empty());
+        // A thread_id that is the current thread's was stripped; another one (or the only
+        // one, in a stream that never started a thread) names the session.
+        t.session_id = m.take_str("thread_id").filter(|s| !s.is_empty()).or_else(|| self.thread_id.clone());
+        Event::Terminal(t)
+    }
+}
+
+/// `tool_started` or `command_started`: the call, its arguments (a command's alone where the
+/// line has no arguments); bash where a command line names no tool.
+fn tool_call(kind: &str, m: &mut Object<'_>) -> Event {
+    let name =
+        m.take_str("name").unwrap_or_else(|| if kind == "command_started" { "bash".into() } else { String::new() });
+    let mut args = arguments(m);
+    if args.is_empty() {
+        if let Some(command) = m.get_value("command") {
+            args = Arguments::value(serde_json::json!({ "command": command }));
+        }
+    }
+    Event::ToolCall(ToolCall {
+        id: m.take_name("item_id"),
+        index: None,
+        name: name.into(),
+        arguments: args,
+        id_made: false,
+    })
 }

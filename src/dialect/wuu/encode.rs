@@ -12,9 +12,9 @@ use crate::codec::Context;
 use crate::codec::{Dialect, Encode, Record, Sink};
 use crate::contract::Contract;
 use crate::dialect::util::{build_line, last_wins, refusal, write_sorted};
-use crate::json::{write_line, Field, Layout};
+use crate::json::{write_line, Field, Layout, Text};
 use crate::model::Extra;
-use crate::model::{Arguments, Event, Outcome, Phase, Session, ToolResult, ToolStatus};
+use crate::model::{Arguments, Denial, Event, Outcome, Phase, Session, Tokens, ToolResult, ToolStatus};
 use crate::report::Fate;
 
 #[cfg(test)]
@@ -486,6 +486,106 @@ impl Encoder {
 }
 
 impl Encoder {
+    /// What is written as it was read, before any event is looked at: a line carried through
+    /// canonical, a bash call's command twin copied with its tool line, a twin marked to be
+    /// copied. `None` when the record is encoded as its event.
+    fn written_as_read(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Option<Fate> {
+        let own = rec.origin == Dialect::Wuu;
+        self.from_wuu.get_or_insert(own);
+        self.copying = ctx.copying && own;
+        self.own_twins = own && (ctx.copying || ctx.source == Some(Dialect::Canonical));
+        if own && !self.copying && ctx.source == Some(Dialect::Canonical) {
+            if let Event::ToolOutput { id: Some(id), text, .. } = &rec.event {
+                self.last_output = Some((id.to_string(), text.as_str().into_owned()));
+            }
+            if let Some(line) = carried_line(rec) {
+                return Some(self.write_carried(rec, ctx, line, sink));
+            }
+        }
+        if self.copying
+            && matches!(
+                rec.event,
+                Event::ToolCall(_) | Event::ToolOutput { .. } | Event::ToolResult(_) | Event::ToolWithdrawn { .. }
+            )
+        {
+            self.ensure_turn(ctx, sink);
+            self.finish_message(sink);
+            if self.copied_command_line(rec, sink) {
+                return Some(Fate::Written);
+            }
+        }
+        if let (Event::Extension { line: Value::Null }, true) = (&rec.event, rec.verbatim && own) {
+            // A line marked to be written as read with no record of its own (a twin).
+            if sink.line.is_empty() {
+                return Some(Fate::Absorbed);
+            }
+            sink.out.extend_from_slice(sink.line.as_bytes());
+            sink.out.push(b'\n');
+            return Some(Fate::Written);
+        }
+        None
+    }
+
+    /// A call's output: a piece, or all of it so far (then what is new since the last delta).
+    fn tool_output(&mut self, rec: &Record, id: &str, text: &Text, accumulated: bool, sink: &mut Sink<'_>) {
+        let extra = (rec.origin == Dialect::Wuu).then_some(&rec.extra);
+        let sent = self.streamed.get(id).copied().unwrap_or(Some(0));
+        make_room(&mut self.streamed, id);
+        if accumulated {
+            // All output so far: what is new since the last delta, by bytes decoded.
+            let (len, delta) = text.after_decoded(sent.unwrap_or(0));
+            self.streamed.insert(id.to_string(), Some(len));
+            let delta = delta.unwrap_or_default();
+            self.tool(sink, OUTPUT_DELTA, id, &[("delta", Field::Text(&delta))], extra);
+        } else {
+            // Pieces: counted where that needs no decoding.
+            let plain = (!text.is_escaped()).then(|| text.as_read_len());
+            self.streamed.insert(id.to_string(), sent.zip(plain).map(|(a, b)| a + b));
+            // A bash item's output goes out twice (command_output_delta): written.
+            if (self.bash.contains_key(id) && !self.copying) || !self.copied(rec, sink, OUTPUT_DELTA.0) {
+                self.tool(sink, OUTPUT_DELTA, id, &[("delta", Field::Text(text))], extra);
+            }
+        }
+    }
+
+    /// A refusal: wuu has no refusal event, so the call is started and fails, saying why.
+    fn refused(&mut self, d: &Denial, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
+        self.ensure_turn(ctx, sink);
+        self.finish_message(sink);
+        let id = d.id.clone().unwrap_or_default();
+        let why = refusal(d.reason.as_deref());
+        if ctx.answered {
+            // The call already ended, failed: the refusal only says why the run stops.
+            self.pending_error.get_or_insert(why);
+            return Fate::Absorbed;
+        }
+        if !ctx.matched {
+            self.start_call(sink, &id, &d.name, &d.arguments, None);
+        }
+        self.end_call(sink, &id, &d.name, "failed", &why, None);
+        self.pending_error.get_or_insert(why);
+        Fate::Written
+    }
+
+    /// A usage snapshot: the turn's totals so far, as wuu's `usage_updated` states them.
+    fn usage(&mut self, rec: &Record, tokens: &Tokens, ctx: &Context, sink: &mut Sink<'_>) {
+        let extra = (rec.origin == Dialect::Wuu).then_some(&rec.extra);
+        let t = ctx.turn_totals;
+        // A snapshot whose counts are the turn's totals, as a wuu source's are.
+        let totals = (tokens.input, tokens.output, tokens.cache_read, tokens.cache_write)
+            == (t.input, t.output, t.cache_read, t.cache_write);
+        if totals && self.copied(rec, sink, "usage_updated") {
+            return;
+        }
+        let fields = [
+            ("cache_creation_tokens", Field::Int(t.cache_write.unwrap_or(0))),
+            ("cache_read_tokens", Field::Int(t.cache_read.unwrap_or(0))),
+            ("input_tokens", Field::Int(t.input.unwrap_or(0))),
+            ("output_tokens", Field::Int(t.output.unwrap_or(0))),
+        ];
+        self.emit_sorted(sink, "usage_updated", &fields, extra);
+    }
+
     /// A call's result: its output as one delta where it was not streamed (or what it has beyond what was), then `tool_completed` (and its twin for bash).
     fn tool_result(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
         let Event::ToolResult(r) = &rec.event else { unreachable!("tool_result is called with its kind") };
@@ -612,37 +712,8 @@ impl Encode for Encoder {
 
     fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
         let own = rec.origin == Dialect::Wuu;
-        self.from_wuu.get_or_insert(own);
-        self.copying = ctx.copying && own;
-        self.own_twins = own && (ctx.copying || ctx.source == Some(Dialect::Canonical));
-        if own && !self.copying && ctx.source == Some(Dialect::Canonical) {
-            if let Event::ToolOutput { id: Some(id), text, .. } = &rec.event {
-                self.last_output = Some((id.to_string(), text.as_str().into_owned()));
-            }
-            if let Some(line) = carried_line(rec) {
-                return self.write_carried(rec, ctx, line, sink);
-            }
-        }
-        if self.copying
-            && matches!(
-                rec.event,
-                Event::ToolCall(_) | Event::ToolOutput { .. } | Event::ToolResult(_) | Event::ToolWithdrawn { .. }
-            )
-        {
-            self.ensure_turn(ctx, sink);
-            self.finish_message(sink);
-            if self.copied_command_line(rec, sink) {
-                return Fate::Written;
-            }
-        }
-        if let (Event::Extension { line: Value::Null }, true) = (&rec.event, rec.verbatim && own) {
-            // A line marked to be written as read with no record of its own (a twin).
-            if sink.line.is_empty() {
-                return Fate::Absorbed;
-            }
-            sink.out.extend_from_slice(sink.line.as_bytes());
-            sink.out.push(b'\n');
-            return Fate::Written;
+        if let Some(fate) = self.written_as_read(rec, ctx, sink) {
+            return fate;
         }
         let extra = own.then_some(&rec.extra);
         match &rec.event {
@@ -724,24 +795,7 @@ impl Encode for Encoder {
             }
             Event::ToolOutput { id: Some(id), text, accumulated } => {
                 self.ensure_turn(ctx, sink);
-                let sent = self.streamed.get(id).copied().unwrap_or(Some(0));
-                make_room(&mut self.streamed, id.as_str());
-                if *accumulated {
-                    // All output so far: what is new since the last delta, by bytes decoded.
-                    let (len, delta) = text.after_decoded(sent.unwrap_or(0));
-                    self.streamed.insert(id.clone(), Some(len));
-                    let delta = delta.unwrap_or_default();
-                    self.tool(sink, OUTPUT_DELTA, id, &[("delta", Field::Text(&delta))], extra);
-                } else {
-                    // Pieces: counted where that needs no decoding.
-                    let plain = (!text.is_escaped()).then(|| text.as_read_len());
-                    self.streamed.insert(id.clone(), sent.zip(plain).map(|(a, b)| a + b));
-                    // A bash item's output goes out twice (command_output_delta): written.
-                    if (self.bash.contains_key(id.as_str()) && !self.copying) || !self.copied(rec, sink, OUTPUT_DELTA.0)
-                    {
-                        self.tool(sink, OUTPUT_DELTA, id, &[("delta", Field::Text(text))], extra);
-                    }
-                }
+                self.tool_output(rec, id, text, *accumulated, sink);
             }
             Event::ToolResult(_) => return self.tool_result(rec, ctx, sink),
             Event::ToolWithdrawn { id: Some(id) } => {
@@ -750,41 +804,11 @@ impl Encode for Encoder {
                 self.streamed.shift_remove(id);
                 self.bash.shift_remove(id);
             }
-            Event::PermissionDenied(d) => {
-                // wuu has no refusal event: the call is started and fails, saying why.
-                self.ensure_turn(ctx, sink);
-                self.finish_message(sink);
-                let id = d.id.clone().unwrap_or_default();
-                let why = refusal(d.reason.as_deref());
-                if ctx.answered {
-                    // The call already ended, failed: the refusal only says why the run stops.
-                    self.pending_error.get_or_insert(why);
-                    return Fate::Absorbed;
-                }
-                if !ctx.matched {
-                    self.start_call(sink, &id, &d.name, &d.arguments, None);
-                }
-                self.end_call(sink, &id, &d.name, "failed", &why, None);
-                self.pending_error.get_or_insert(why);
-            }
+            Event::PermissionDenied(d) => return self.refused(d, ctx, sink),
             Event::Usage(u) if own && u.final_ => return Fate::Absorbed,
             Event::Usage(u) => {
                 self.ensure_turn(ctx, sink);
-                let t = ctx.turn_totals;
-                // A snapshot whose counts are the turn's totals, as a wuu source's are.
-                let (a, b) = (&u.tokens, &t);
-                let totals = (a.input, a.output, a.cache_read, a.cache_write)
-                    == (b.input, b.output, b.cache_read, b.cache_write);
-                if totals && self.copied(rec, sink, "usage_updated") {
-                    return Fate::Written;
-                }
-                let fields = [
-                    ("cache_creation_tokens", Field::Int(t.cache_write.unwrap_or(0))),
-                    ("cache_read_tokens", Field::Int(t.cache_read.unwrap_or(0))),
-                    ("input_tokens", Field::Int(t.input.unwrap_or(0))),
-                    ("output_tokens", Field::Int(t.output.unwrap_or(0))),
-                ];
-                self.emit_sorted(sink, "usage_updated", &fields, extra);
+                self.usage(rec, &u.tokens, ctx, sink);
             }
             Event::Error { message, fatal: false } if own => {
                 self.ensure_session(None, ctx, sink);

@@ -267,6 +267,11 @@ pub struct Contract {
     /// its run ended, by signal name (base-context: 128 + the signal, for the three it handles).
     #[serde(default)]
     pub signal_exit: IndexMap<String, u8>,
+    /// An exit code the agent may give for any run that did not complete, whatever code its
+    /// stream's terminal record states (adal's older generation exits 0 and 1 only): `exec`
+    /// does not call that a disagreement.
+    #[serde(default)]
+    pub failure_exit: Option<i64>,
     /// Tables a decoder reads outcomes with.
     #[serde(default)]
     pub decode: Map<String, Value>,

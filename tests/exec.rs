@@ -108,6 +108,21 @@ fn when_stream_and_exit_status_disagree_the_stream_wins_and_stderr_says_so() {
     );
 }
 
+/// adal's older generation exits 0 and 1 only (adal-notes.md): a refused run exiting 1 agrees
+/// with its stream (mappings/adal.json's failure_exit); exiting 3, a code adal never gives, does
+/// not, nor does a completed run exiting 1.
+#[test]
+fn an_adal_run_that_did_not_complete_may_exit_1_whatever_its_stream_states() {
+    let r = replay();
+    let stderr = |file: &str, code: &str| {
+        let out = exec(&["--as", "localcode"], &[r.to_str().unwrap(), &fixture(file), code]);
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    assert!(!stderr("adal/permission-denied.jsonl", "1").contains("the stream says"));
+    assert!(stderr("adal/permission-denied.jsonl", "3").contains("the stream says permission_denied (exit status 2"));
+    assert!(stderr("adal/success.jsonl", "1").contains("the stream says completed"));
+}
+
 #[test]
 fn a_missing_agent_is_reported_with_a_failed_run_and_127() {
     let out = exec(&["--as", "adal"], &["/no/such/agent"]);

@@ -1,6 +1,6 @@
 //! The exit status and outcome side of `exec`: how the agent ended, as a terminal record when
 //! its stream has none, and the status agentgate exits with, as the target agent would
-//! (the tables in `mappings/`: each dialect's `outcomes`, and `signal_exit`).
+//! (the tables in `mappings/`: each dialect's `outcomes`, `signal_exit` and `failure_exit`).
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
@@ -62,7 +62,10 @@ pub fn exit_status(
         let expected = c.outcome_code(outcome, "exit_code").or_else(|| c.outcome_code(outcome, "exit_status"));
         let got = s.code().map(i64::from);
         if let (Some(expected), Some(got)) = (expected, got) {
-            if expected != got && !(source == Dialect::Adal && outcome != Outcome::Completed && got == 1) {
+            // A failure code the agent gives for any unfinished run agrees with every outcome
+            // but a completed one (mappings/adal.json's failure_exit).
+            let any_failure = outcome != Outcome::Completed && c.failure_exit == Some(got);
+            if expected != got && !any_failure {
                 eprintln!(
                     "agentgate: the stream says {} (exit status {expected} for {source}) but {program} exited {got}; the stream's terminal record stands",
                     outcome.name()

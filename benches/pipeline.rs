@@ -16,7 +16,7 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 
 use agentgate::codec::{Decoded, Dialect, EncodeOptions, Encoding, Record, Sink};
-use agentgate::framing::{Frame, Lines};
+use agentgate::io::framing::{Frame, Lines};
 use agentgate::json::object::Object;
 use agentgate::normalize::Normalizer;
 use agentgate::report::Report;

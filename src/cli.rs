@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use clap::builder::PossibleValuesParser;
 use clap::{Args, Parser, Subcommand};
 
-use agentgate::framing::DEFAULT_MAX_LINE_BYTES;
+use agentgate::io::framing::DEFAULT_MAX_LINE_BYTES;
 use agentgate::Dialect;
 
 #[derive(Parser, Debug)]

@@ -331,7 +331,7 @@ pub struct Hints {
     pub copies_own_lines: bool,
     /// The digest the encoder's ids and digests are made from: SHA-256, unless it only needs
     /// to tell inputs apart (or wants both, canonical).
-    pub digest: crate::framing::DigestKind,
+    pub digest: crate::io::framing::DigestKind,
 }
 
 impl Default for Hints {
@@ -342,7 +342,7 @@ impl Default for Hints {
             call_arguments: true,
             call_output: true,
             copies_own_lines: true,
-            digest: crate::framing::DigestKind::Sha256,
+            digest: crate::io::framing::DigestKind::Sha256,
         }
     }
 }
@@ -405,7 +405,7 @@ pub struct Context {
     pub call: CallView,
     pub session_id: Option<String>,
     pub model: Option<String>,
-    /// Lowercase hex digest of the input read so far ([`crate::framing::DigestKind`]: SHA-256
+    /// Lowercase hex digest of the input read so far ([`crate::io::framing::DigestKind`]: SHA-256
     /// unless the encoder asked for another); set at the first record and before the terminal.
     pub input_digest: String,
     /// The dialect the input is decoded from.
@@ -425,7 +425,7 @@ pub struct Context {
     pub copying: bool,
 }
 
-/// The digests of a whole input: [`crate::framing::DigestKind::Both`].
+/// The digests of a whole input: [`crate::io::framing::DigestKind::Both`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WholeDigests {
     /// SHA-256, 64 lowercase hex digits.
@@ -436,9 +436,9 @@ pub struct WholeDigests {
 
 impl WholeDigests {
     /// The one of the kind an encoder's ids are made from.
-    pub fn of_kind(&self, kind: crate::framing::DigestKind) -> &str {
+    pub fn of_kind(&self, kind: crate::io::framing::DigestKind) -> &str {
         match kind {
-            crate::framing::DigestKind::Distinct => &self.xxh3,
+            crate::io::framing::DigestKind::Distinct => &self.xxh3,
             _ => &self.sha256,
         }
     }

@@ -76,7 +76,7 @@ pub mod contract;
 #[doc(hidden)]
 pub mod dialect;
 #[doc(hidden)]
-pub mod framing;
+pub mod io;
 #[doc(hidden)]
 pub mod json;
 #[doc(hidden)]
@@ -84,17 +84,18 @@ pub mod normalize;
 #[doc(hidden)]
 pub mod pipeline;
 #[doc(hidden)]
-pub mod readahead;
-#[doc(hidden)]
 pub mod report;
 #[doc(hidden)]
 pub mod summary;
+#[doc(hidden)]
+pub mod validate;
 
 pub use codec::{Dialect, EncodeOptions, Semconv};
 pub use contract::{Finding, Severity};
 pub use error::{Diagnostic, Error, Stop};
-pub use framing::Input;
+pub use io::framing::Input;
 pub use model::Outcome;
-pub use pipeline::{detect, translate, translate_bytes, translate_str, validate, Options, Summary};
+pub use pipeline::{detect, translate, translate_bytes, translate_str, Options, Summary};
 pub use report::Report;
 pub use summary::{summarize, totals, RunSummary, ToolCount};
+pub use validate::validate;

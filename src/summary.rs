@@ -257,7 +257,7 @@ impl Encode for Gather {
 }
 
 /// Summarizes one run read from `input`. `from` `None` detects its dialect.
-pub fn summarize<R: crate::framing::Input>(input: R, file: &str, from: Option<Dialect>, full: bool) -> RunSummary {
+pub fn summarize<R: crate::io::framing::Input>(input: R, file: &str, from: Option<Dialect>, full: bool) -> RunSummary {
     let opts = Options::new(from, Dialect::Canonical);
     let shared = Rc::new(RefCell::new(RunSummary { file: file.to_string(), ..RunSummary::default() }));
     let gather = Gather { full, s: Rc::clone(&shared), round_ends: 0, round_usages: 0, turn_starts: 0, turn_ends: 0 };

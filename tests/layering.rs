@@ -82,7 +82,7 @@ fn the_json_layer_imports_nothing_else_and_the_model_only_it() {
         let dialect = unit.split('/').nth(1).unwrap_or_default();
         for to in imports {
             let other_adapter = to.starts_with("dialect/") && to.split('/').nth(1) != Some(dialect);
-            let allowed = ["model", "codec", "contract", "report", "framing", "dialect/util"];
+            let allowed = ["model", "codec", "contract", "report", "io/framing", "dialect/util"];
             assert!(
                 json(to) || allowed.contains(&to.as_str()) || (to.starts_with("dialect/") && !other_adapter),
                 "{unit} imports {to}"
@@ -92,7 +92,7 @@ fn the_json_layer_imports_nothing_else_and_the_model_only_it() {
     // The seams depend on the model and below, never on an adapter or the pipeline.
     for to in graph.get("codec").into_iter().flatten() {
         assert!(
-            json(to) || ["model", "report", "contract", "framing", "error"].contains(&to.as_str()),
+            json(to) || ["model", "report", "contract", "io/framing", "error"].contains(&to.as_str()),
             "codec imports {to}"
         );
     }

@@ -118,7 +118,7 @@ fn the_transcript_digest_is_the_sha256_of_the_input_bytes() {
     let digest = out[0]["transcript_digest"].as_str().unwrap().to_string();
     let expected = {
         use sha2::{Digest, Sha256};
-        agentgate::framing::hex(&Sha256::digest(&input))
+        agentgate::io::framing::hex(&Sha256::digest(&input))
     };
     assert_eq!(digest, expected);
 }

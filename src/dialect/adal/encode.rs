@@ -256,7 +256,7 @@ impl Encode for Encoder {
         crate::codec::Hints {
             matches_calls_by_id: true,
             call_arguments: false,
-            digest: crate::framing::DigestKind::Distinct,
+            digest: crate::io::framing::DigestKind::Distinct,
             ..crate::codec::Hints::default()
         }
     }

@@ -372,7 +372,7 @@ pub struct Encoder {
 const KEPT_CAPACITY: usize = 1 << 20;
 
 fn emptied(buf: Vec<u8>) -> Vec<u8> {
-    crate::framing::emptied(buf, KEPT_CAPACITY)
+    crate::io::framing::emptied(buf, KEPT_CAPACITY)
 }
 
 /// Adds a message, written as compact JSON, to a list of the loop's messages (for its

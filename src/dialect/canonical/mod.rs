@@ -296,7 +296,7 @@ impl Encode for Encoder {
             carries_summaries: true,
             call_arguments: false,
             call_output: false,
-            digest: crate::framing::DigestKind::Both,
+            digest: crate::io::framing::DigestKind::Both,
             ..crate::codec::Hints::default()
         }
     }

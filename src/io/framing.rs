@@ -45,7 +45,7 @@ enum Current {
 pub type Block = (Vec<u8>, usize);
 
 /// What [`Lines`] reads: any reader, or a source that hands over whole blocks of input
-/// ([`crate::readahead::ReadAhead`]), which are framed where they lie rather than copied.
+/// ([`crate::io::readahead::ReadAhead`]), which are framed where they lie rather than copied.
 pub trait Input {
     /// Reads into `out`, as [`Read::read`] does.
     fn read_into(&mut self, out: &mut [u8]) -> io::Result<usize>;

@@ -1,6 +1,6 @@
 //! Reading on a thread of its own: [`ReadAhead`] reads its input in blocks on a second thread
 //! while the caller translates what came before. The reads' cost (the system call, the page
-//! cache's look-ups, the kernel's copy) leaves the translating thread. [`crate::framing::Lines`]
+//! cache's look-ups, the kernel's copy) leaves the translating thread. [`crate::io::framing::Lines`]
 //! takes each block whole ([`Input::next_block`]) and frames its lines where they lie: only the
 //! start of a line that a block ended in is copied, into the next block's headroom (copying
 //! every block into the framing buffer cost more: docs/performance.md, "Tuning notes").
@@ -12,7 +12,7 @@
 use std::io::{self, Read};
 use std::sync::mpsc;
 
-use crate::framing::{Block, Input, HEADROOM};
+use crate::io::framing::{Block, Input, HEADROOM};
 
 /// The size of one read. Each block taken may wake the reading thread, which waits when
 /// [`AHEAD`] blocks are read: smaller blocks, more wake-ups (measured: docs/performance.md,
@@ -85,7 +85,7 @@ impl ReadAhead {
     }
 
     /// Reads into `out`, copying from the blocks the thread read (what [`Input::read_into`]
-    /// does; [`crate::framing::Lines`] takes the blocks whole instead).
+    /// does; [`crate::io::framing::Lines`] takes the blocks whole instead).
     pub fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
         match &mut self.source {
             Source::Here(r) => r.read(out),
@@ -213,7 +213,7 @@ mod tests {
     }
 
     /// Every line `lines` frames, numbered, then how it ended.
-    fn framed<R: Input>(mut lines: crate::framing::Lines<R>) -> (Vec<String>, String) {
+    fn framed<R: Input>(mut lines: crate::io::framing::Lines<R>) -> (Vec<String>, String) {
         let mut out = Vec::new();
         loop {
             match lines.next_frame() {
@@ -226,7 +226,7 @@ mod tests {
 
     #[test]
     fn lines_framed_in_its_blocks_whole_are_the_lines_read() {
-        use crate::framing::Lines;
+        use crate::io::framing::Lines;
         // Lines of many lengths, one longer than a block and its headroom together.
         let mut input = Vec::new();
         for n in 0..1500usize {

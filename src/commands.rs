@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 
 #[cfg(unix)]
 use agentgate::codec::EncodeOptions;
+use agentgate::io::readahead::ReadAhead;
 use agentgate::pipeline::{detect, Stop};
 use agentgate::validate::validate;
-use agentgate::io::readahead::ReadAhead;
 use agentgate::{translate, Dialect, Options};
 
 use crate::cli::{self, Translate};

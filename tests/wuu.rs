@@ -553,3 +553,61 @@ fn a_twins_output_comes_back_through_canonical_whether_or_not_it_repeats() {
         assert_eq!(twin_out["delta"], twin);
     }
 }
+
+/// wuu.md: "Command events add name, command, and arguments when available; completion adds
+/// status and error", and wuu-notes.md: `command` and `process_id` when the arguments hold
+/// them. Every twin a bash call gets from another source says so, not only command_started;
+/// command_removed carries the name alone, as wuu's writer gives it.
+#[test]
+fn every_command_twin_of_a_bash_call_names_the_call_and_its_command() {
+    let input = concat!(
+        r#"{"v":1,"type":"session","id":"thread-7","model":"m","cwd":"/repo"}"#,
+        "\n",
+        r#"{"v":1,"type":"turn_start","id":"turn-1"}"#,
+        "\n",
+        r#"{"v":1,"type":"tool_call","id":"b1","name":"bash","arguments":{"command":"ls <dir>","process_id":"p9"}}"#,
+        "\n",
+        r#"{"v":1,"type":"tool_output","id":"b1","text":"a\n"}"#,
+        "\n",
+        r#"{"v":1,"type":"tool_result","id":"b1","status":"failed","error":"exit status 2"}"#,
+        "\n",
+        r#"{"v":1,"type":"tool_call","id":"b2","name":"bash","arguments":{"command":"sleep 9"}}"#,
+        "\n",
+        r#"{"v":1,"type":"tool_withdrawn","id":"b2"}"#,
+        "\n",
+        r#"{"v":1,"type":"turn_end","id":"turn-1","status":"completed"}"#,
+        "\n",
+        r#"{"v":1,"type":"terminal","outcome":"completed","final_text":""}"#,
+        "\n"
+    );
+    let out = common::translate(input.as_bytes(), Dialect::Canonical, Dialect::Wuu);
+    let line = |kind: &str, item: &str| -> String {
+        out.lines()
+            .find(|l| l.contains(&format!(r#""type":"{kind}""#)) && l.contains(&format!(r#""item_id":"{item}""#)))
+            .unwrap_or_else(|| panic!("no {kind} for {item} in\n{out}"))
+            .to_string()
+    };
+    // Written by hand from the spec: keys sorted, Go's escapes, the arguments as tool_started's.
+    let args = r#""arguments":"{\"command\":\"ls \u003cdir\u003e\",\"process_id\":\"p9\"}""#;
+    assert_eq!(
+        line("command_output_delta", "b1"),
+        format!(
+            r#"{{{args},"command":"ls \u003cdir\u003e","delta":"a\n","item_id":"b1","name":"bash","process_id":"p9","thread_id":"thread-7","turn_id":"turn-1","type":"command_output_delta"}}"#
+        )
+    );
+    assert_eq!(
+        line("command_completed", "b1"),
+        format!(
+            r#"{{{args},"command":"ls \u003cdir\u003e","error":"exit status 2","item_id":"b1","name":"bash","process_id":"p9","status":"failed","thread_id":"thread-7","turn_id":"turn-1","type":"command_completed"}}"#
+        )
+    );
+    assert!(line("tool_started", "b1").starts_with(&format!("{{{args},")));
+    assert_eq!(
+        line("command_removed", "b2"),
+        r#"{"item_id":"b2","name":"bash","thread_id":"thread-7","turn_id":"turn-1","type":"command_removed"}"#
+    );
+    // Twins are one call: read back, the run counts its calls as the source did.
+    let calls = |text: &str, d| agentgate::summary::summarize(text.as_bytes(), "run", Some(d), false).tools;
+    assert_eq!(calls(&out, Dialect::Wuu), calls(input, Dialect::Canonical), "{out}");
+}
+

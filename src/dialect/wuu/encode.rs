@@ -50,13 +50,25 @@ pub struct Encoder {
     /// Items whose output went out as deltas, and how many bytes of it, where known (pieces
     /// kept escaped are not decoded to count them).
     streamed: IndexMap<String, Option<usize>>,
-    /// Items of calls to bash, which wuu reports as `command_*` events too.
-    bash: IndexMap<String, ()>,
+    /// Items of calls to bash, which wuu reports as `command_*` events too, with what each
+    /// command event adds.
+    bash: IndexMap<String, Command>,
     /// The ids as a line ends with them (see [`Encoder::copied`]).
     tail: IdsTail,
     /// The run is read from wuu (its first record came from a wuu line, also through the
     /// canonical stream): session lines it lacks are not made up.
     from_wuu: Option<bool>,
+}
+
+/// What every `command_*` event of a call to bash adds to its `tool_*` twin's members (wuu.md:
+/// "Command events add name, command, and arguments when available"; wuu-notes.md: `command`
+/// and `process_id` when the arguments hold them). `command_removed` adds the name alone, as
+/// wuu's writer does (`emitItemRemoved`). Empty for a call whose twins the source wrote.
+#[derive(Default)]
+struct Command {
+    arguments: Option<String>,
+    command: Option<Value>,
+    process_id: Option<Value>,
 }
 
 /// The thread's and the turn's ids as the end of a line writes them, `,"thread_id":…,"turn_id":…`
@@ -384,7 +396,7 @@ impl Encoder {
             Event::ToolCall(c) if &*c.name == "bash" => {
                 let item = c.id.as_deref().unwrap_or_default();
                 make_room(&mut self.bash, item);
-                self.bash.insert(item.to_string(), ());
+                self.bash.insert(item.to_string(), Command::default());
             }
             Event::ToolOutput { id: Some(id), .. } => {
                 make_room(&mut self.streamed, id.as_str());
@@ -410,9 +422,22 @@ impl Encoder {
         let id = [("item_id", Field::Str(item))];
         self.emit_sorted_with(sink, step.0, fields, &id, extra);
         // From a wuu stream, the twin comes as the source wrote it (or not at all).
-        if self.bash.contains_key(item) && !self.own_twins {
-            self.emit_sorted_with(sink, step.1, fields, &id, None);
+        let Some(command) = self.bash.get(item).filter(|_| !self.own_twins) else { return };
+        let mut twin: Vec<(&str, Field<'_>)> = fields.to_vec();
+        let adds = [
+            ("name", Some(Field::Str("bash"))),
+            ("arguments", command.arguments.as_deref().map(Field::Str)),
+            ("command", command.command.as_ref().map(Field::Value)),
+            ("process_id", command.process_id.as_ref().map(Field::Value)),
+        ];
+        let adds = if step == REMOVED { &adds[..1] } else { &adds[..] };
+        for (key, value) in adds {
+            if let (Some(v), false) = (value, twin.iter().any(|(k, _)| k == key)) {
+                twin.push((key, v.clone()));
+            }
         }
+        twin.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        self.emit_sorted_with(sink, step.1, &twin, &id, None);
     }
 
     /// [`Encoder::emit`] for the lines most of a wuu stream is (text and tool output deltas,
@@ -451,22 +476,21 @@ impl Encoder {
         }
         // The command family adds the command and process id when the arguments hold them.
         make_room(&mut self.bash, item);
-        self.bash.insert(item.to_string(), ());
         if self.own_twins {
-            // The source's own twin follows, as it wrote it.
+            // The source's own twins follow, as it wrote them.
+            self.bash.insert(item.to_string(), Command::default());
             return;
         }
-        let value = args.to_value();
-        let mut fields = fields.to_vec();
-        if let Some(Value::Object(o)) = &value {
-            for key in ["command", "process_id"] {
-                if let Some(v) = o.get(key) {
-                    fields.push((key, Field::Value(v)));
-                }
-            }
+        let mut command = Command { arguments: Some(text.to_string()), ..Command::default() };
+        if let Some(Value::Object(mut o)) = args.to_value() {
+            (command.command, command.process_id) = (o.remove("command"), o.remove("process_id"));
         }
+        let mut fields = fields.to_vec();
+        fields.extend(command.command.as_ref().map(|v| ("command", Field::Value(v))));
+        fields.extend(command.process_id.as_ref().map(|v| ("process_id", Field::Value(v))));
         fields.sort_unstable_by(|a, b| a.0.cmp(b.0));
         self.emit_sorted(sink, "command_started", &fields, None);
+        self.bash.insert(item.to_string(), command);
     }
 
     fn end_call(

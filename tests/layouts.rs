@@ -4,8 +4,11 @@
 //! nesting), and agentgate's spaced layout must write the same bytes. wuu's lines are Go's
 //! `json.NewEncoder(w).Encode(map[string]any)`, recorded the same way by
 //! `scripts/oracle/go_layout.go` (values of every kind, and a wuu run made of them), and
-//! agentgate's Go layout must write the same bytes. The float rules are also held to examples
-//! written by hand from the writers' sources.
+//! agentgate's Go layout must write the same bytes. claude-code's and base-context's lines are
+//! JavaScript's `JSON.stringify`, recorded by `scripts/oracle/js_layout.js`, and agentgate's
+//! compact layout must write the same bytes (the few floats where serde_json and
+//! `JSON.stringify` part are stated by hand). The float rules are also held to examples written
+//! by hand from the writers' sources.
 
 use agentgate::json::{write_line, write_number, Layout};
 use agentgate::Dialect;
@@ -42,6 +45,38 @@ fn the_go_layout_writes_what_gos_json_encoder_wrote() {
     }
     // What the recording must exercise for the comparison to mean something.
     assert_eq!(seen.len(), 9, "the recording lacks some of the writer's cases: has {seen:?}");
+}
+
+#[test]
+fn the_compact_layout_writes_what_json_stringify_wrote() {
+    let recorded = include_str!("oracle/js-json-stringify.jsonl");
+    let mut marks = std::collections::BTreeSet::new();
+    for (n, line) in recorded.lines().enumerate() {
+        let value: Value = serde_json::from_str(line).unwrap();
+        let mut out = Vec::new();
+        write_line(&mut out, &value, Layout::Compact);
+        assert_eq!(std::str::from_utf8(&out).unwrap().trim_end(), line, "line {}", n + 1);
+        for mark in [r"\b", r"\f", r"\u0000", r"\u001f", "\u{2028}", "<", "0.000"] {
+            if line.contains(mark) {
+                marks.insert(mark);
+            }
+        }
+    }
+    assert_eq!(marks.len(), 7, "the recording lacks some of the writer's cases: has {marks:?}");
+    // Where the two writers part (node -e 'console.log(JSON.stringify(x))'): floats from 1e-6
+    // to below 1e-5 and from 1e16 to below 1e21, which JSON.stringify writes plain, and -0. A JS agent's own lines are copied as read; these are what a float re-written from a
+    // value looks like, read alike by any JSON reader.
+    for (f, js, ours) in [
+        ("0.00003", "0.00003", "0.00003"),
+        ("0.0000035", "0.0000035", "3.5e-6"),
+        ("0.000001", "0.000001", "1e-6"),
+        ("1e16", "10000000000000000", "1e+16"),
+        ("1e20", "100000000000000000000", "1e+20"),
+        ("1e21", "1e+21", "1e+21"),
+        ("-0.0", "0", "-0.0"),
+    ] {
+        assert_eq!(number(f, Layout::Compact), ours, "JSON.stringify writes {js}");
+    }
 }
 
 #[test]

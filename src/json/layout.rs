@@ -3,10 +3,10 @@
 /// How an agent lays out its JSON lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Layout {
-    /// `{"a":1,"b":[1,2]}`: Rust's serde_json, and JavaScript's `JSON.stringify` but for the
-    /// floats a `Value` writes: serde_json writes `1e21`, `1e20` and `-0.0` where
-    /// `JSON.stringify` writes `1e+21`, `100000000000000000000` and `0` (any JSON reader reads
-    /// them alike; a JS agent's own lines are copied as read, these bytes and all).
+    /// `{"a":1,"b":[1,2]}`: Rust's serde_json, and JavaScript's `JSON.stringify` but for some
+    /// floats a `Value` writes: `JSON.stringify` writes plain from 1e-6 up to 1e21 where
+    /// serde_json writes `3.5e-6` and `1e+20`, and `0` for -0 (`-0.0`). Any JSON reader reads
+    /// them alike, and a JS agent's own lines are copied as read (`tests/layouts.rs`).
     Compact,
     /// `{"a": 1, "b": [1, 2]}`: Python's `json.dumps` with its default separators.
     Spaced,

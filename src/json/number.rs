@@ -21,7 +21,8 @@ pub(crate) fn write_u64(out: &mut Vec<u8>, mut n: u64) {
 /// Appends a number as the layout's writer writes it. Integers are the same everywhere; a
 /// float is written with the fewest digits that read back as it (every writer here agrees on
 /// those), laid out as its writer lays it out:
-/// - compact and sorted: serde_json's (`1e-7`, `3.5e-5`, `1e20`, `1.0`);
+/// - compact and sorted: serde_json's (`1e-7`, `0.000035`, `1e+20`, `1.0`): plain from 1e-5
+///   up to 1e16;
 /// - spaced, Python's `repr`: plain from 1e-4 up to 1e16, else `1e-07`, `1.5e+16` (an
 ///   exponent of two digits at least, with its sign), and always a fraction (`1.0`);
 /// - Go's `encoding/json`: plain from 1e-6 up to 1e21 with no fraction where it has none

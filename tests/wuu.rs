@@ -610,4 +610,3 @@ fn every_command_twin_of_a_bash_call_names_the_call_and_its_command() {
     let calls = |text: &str, d| agentgate::summary::summarize(text.as_bytes(), "run", Some(d), false).tools;
     assert_eq!(calls(&out, Dialect::Wuu), calls(input, Dialect::Canonical), "{out}");
 }
-

@@ -18,5 +18,15 @@ cat > "$work/claude-wrapper" <<'SH'
 exec "$AGENTGATE" exec --as claude-code "$@" -- cat "$AGENTGATE_FIXTURE"
 SH
 chmod +x "$work/claude-wrapper"
+# An ACP agent built on the official ACP SDK behind `exec --from acp`, as `claude` (npm, beside).
+(cd "$work" && npm init -y >/dev/null && npm install --no-audit --no-fund --loglevel=error @agentclientprotocol/sdk@2.4.0 >/dev/null)
+cp "$root/scripts/sdk/acp-fake-agent.mjs" "$work/"
+(cd "$work" && node -e 'import("./acp-fake-agent.mjs").then((m) => console.log(JSON.stringify(m.FACTS)))' > "$work/acp-facts.json")
+cat > "$work/claude-acp-wrapper" <<SH
+#!/bin/sh
+exec "\$AGENTGATE" exec --as claude-code "\$@" --from acp --permission "\$AGENTGATE_PERMISSION" \${AGENTGATE_TIMEOUT:+--timeout "\$AGENTGATE_TIMEOUT"} --kill-after 1s -- node "$work/acp-fake-agent.mjs" "\$AGENTGATE_SCENARIO"
+SH
+chmod +x "$work/claude-acp-wrapper"
 CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK=1 "$work/venv/bin/python" "$root/scripts/sdk/claude_sdk_check.py" \
-  "$agentgate" "$root/tests/fixtures" "$work/claude-wrapper" 2> "$work/stderr" || { cat "$work/stderr" >&2; exit 1; }
+  "$agentgate" "$root/tests/fixtures" "$work/claude-wrapper" "$work/claude-acp-wrapper" "$work/acp-facts.json" \
+  2> "$work/stderr" || { cat "$work/stderr" >&2; exit 1; }

@@ -10,8 +10,8 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 npm init -y >/dev/null
-npm install --no-audit --no-fund --loglevel=error @openai/codex-sdk@0.163.0 >/dev/null
-cp "$root/scripts/sdk/codex-sdk-check.mjs" .
+npm install --no-audit --no-fund --loglevel=error @openai/codex-sdk@0.163.0 @agentclientprotocol/sdk@2.4.0 >/dev/null
+cp "$root/scripts/sdk/codex-sdk-check.mjs" "$root/scripts/sdk/acp-fake-agent.mjs" .
 # What the SDK runs as `codex`: its arguments (exec --experimental-json ...) are the wrapper's
 # to ignore; the prompt on stdin is read to its end, as an agent reads it (an agent that
 # exits without reading it races the SDK's write of it: EPIPE, and node dies), and agentgate
@@ -21,4 +21,11 @@ cat > codex-wrapper <<'SH'
 exec "$AGENTGATE" exec --as codex -- sh -c 'cat > /dev/null; exec cat "$AGENTGATE_FIXTURE"'
 SH
 chmod +x codex-wrapper
-node codex-sdk-check.mjs "$agentgate" "$root/tests/fixtures" "$work/codex-wrapper"
+# An ACP agent built on the official ACP SDK, behind `exec --from acp`, as `codex`: the prompt
+# the SDK writes on stdin is the one exec --from acp sends.
+cat > codex-acp-wrapper <<SH
+#!/bin/sh
+exec "\$AGENTGATE" exec --as codex --from acp --permission "\$AGENTGATE_PERMISSION" \${AGENTGATE_TIMEOUT:+--timeout "\$AGENTGATE_TIMEOUT"} --kill-after 1s -- node "$work/acp-fake-agent.mjs" "\$AGENTGATE_SCENARIO"
+SH
+chmod +x codex-acp-wrapper
+node codex-sdk-check.mjs "$agentgate" "$root/tests/fixtures" "$work/codex-wrapper" "$work/codex-acp-wrapper"

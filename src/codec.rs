@@ -26,9 +26,13 @@ pub enum Dialect {
     BaseContext,
     ClaudeCode,
     Codex,
+    Gemini,
     Canonical,
     /// OpenTelemetry's OTLP/JSON: written, never read (not among [`Dialect::all`]).
     Otlp,
+    /// The Agent Client Protocol: read (a connection's transcript, `exec --from acp`), never
+    /// written as a stream (`agentgate acp` serves it; not among [`Dialect::all`]).
+    Acp,
 }
 
 impl std::str::FromStr for Dialect {
@@ -36,9 +40,9 @@ impl std::str::FromStr for Dialect {
 
     /// A dialect by its name (`claude-code`, `otlp`), as [`Dialect::name`] gives it.
     fn from_str(name: &str) -> Result<Self, Self::Err> {
-        Dialect::targets().find(|d| d.name() == name).ok_or_else(|| crate::error::Error::UnknownDialect {
+        Dialect::iter().find(|d| d.name() == name).ok_or_else(|| crate::error::Error::UnknownDialect {
             name: name.to_string(),
-            known: Dialect::target_names(),
+            known: Dialect::iter().map(Dialect::name).collect(),
         })
     }
 }
@@ -48,9 +52,19 @@ impl Dialect {
         self.into()
     }
 
-    /// The dialects read and written: every stream format but the write-only targets.
+    /// The dialects read and written: every stream format but the write-only targets and the
+    /// read-only sources.
     pub fn all() -> impl Iterator<Item = Dialect> {
+        Dialect::iter().filter(|d| d.is_read() && d.is_written())
+    }
+
+    /// Every format agentgate reads: the dialects, and the sources it only reads (acp).
+    pub fn sources() -> impl Iterator<Item = Dialect> {
         Dialect::iter().filter(|d| d.is_read())
+    }
+
+    pub fn source_names() -> Vec<&'static str> {
+        Dialect::sources().map(Dialect::name).collect()
     }
 
     pub fn names() -> Vec<&'static str> {
@@ -59,7 +73,7 @@ impl Dialect {
 
     /// Every format agentgate writes: the dialects, and the targets it only writes (otlp).
     pub fn targets() -> impl Iterator<Item = Dialect> {
-        Dialect::iter()
+        Dialect::iter().filter(|d| d.is_written())
     }
 
     pub fn target_names() -> Vec<&'static str> {
@@ -69,6 +83,11 @@ impl Dialect {
     /// Whether agentgate reads this format (otlp it only writes).
     pub fn is_read(self) -> bool {
         self != Dialect::Otlp
+    }
+
+    /// Whether agentgate writes this format as a stream (acp it serves, never writes).
+    pub fn is_written(self) -> bool {
+        self != Dialect::Acp
     }
 
     /// The dialect's contract, from `mappings/<name>.json`.
@@ -82,45 +101,44 @@ impl Dialect {
     }
 }
 
-/// The extra member of a record that exists only to carry a line of its dialect through the
-/// canonical stream (a line the model has no event for and folds, or one written to close a
-/// copied stream): for that dialect's encoder to copy, and passed to no other.
-pub const CARRIED_LINE: &str = "carried_line";
-
-impl Dialect {
-    /// The extra members in which this dialect's records carry, in the canonical stream, the
-    /// line they were read from, for its encoder to write back: base-context's lines, wuu's
-    /// lines of a call to bash and claude-code's lines as `line`, codex's item lines as their
-    /// own `type` and `item` (and a turn's end its `usage` or `error`). They hold what the
-    /// record holds, so they name no member of the source that another target drops.
-    pub(crate) fn carried_line_members(self) -> &'static [&'static str] {
-        match self {
-            Dialect::BaseContext | Dialect::Wuu | Dialect::ClaudeCode => &["line"],
-            Dialect::Codex => &["type", "item", "usage", "error"],
-            _ => &[],
-        }
-    }
+/// Where a record stands to the line of the source it was read from: a fact about the
+/// source, stated as the record is made (by the pipeline for a dialect's decoder, whose records
+/// of a line are that line; by the canonical decoder from what the canonical stream carries).
+/// The pipeline's pass-through policy reads it to copy a line instead of encoding its records;
+/// canonical output writes the line, so that a second step copies what the first would have.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum SourceLine {
+    /// No line stands for the record: agentgate made it (a terminal record for a stream that
+    /// ended early, a call a summary lists), or its line is not known.
+    #[default]
+    None,
+    /// The first of the records its line was read into. `text` is the line where a writer needs
+    /// it (the pipeline keeps it for a canonical target, which carries it).
+    Whole { text: Option<Box<str>> },
+    /// A later record read from the same line as the last [`SourceLine::Whole`] one.
+    Same,
 }
 
 /// One canonical event with where it came from. `extra` holds the members of the source line
-/// that the event has no field for; an encoder of the same dialect writes them back.
+/// that the event has no field for: only for a target of the record's own dialect (and
+/// canonical), which write them back; the pipeline takes them from a record bound for another
+/// target and counts them in the report.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Record {
     pub event: Event,
     pub origin: Dialect,
     pub extra: Extra,
-    /// The line it was read from is the line its dialect's encoder writes for it, byte for
-    /// byte (see [`DecodeHints::verbatim_wanted`]): that encoder may copy the line instead.
-    pub verbatim: bool,
+    /// The line it was read from.
+    pub line: SourceLine,
 }
 
 impl Record {
     pub fn new(origin: Dialect, event: Event) -> Self {
-        Record { event, origin, extra: Extra::new(), verbatim: false }
+        Record { event, origin, extra: Extra::new(), line: SourceLine::None }
     }
 
     pub fn with_extra(origin: Dialect, event: Event, extra: Extra) -> Self {
-        Record { event, origin, extra, verbatim: false }
+        Record { event, origin, extra, line: SourceLine::None }
     }
 }
 
@@ -151,8 +169,6 @@ pub struct Decoded {
     /// The line only repeats what an earlier line said (wuu's `command_*` twin of a `tool_*`
     /// event): it has no records of its own, and nothing of it is lost.
     pub folded: bool,
-    /// What the target wants of the decoder, set for the run: the decode side's hints.
-    pub hints: DecodeHints,
     /// The length of the line being decoded (for [`Object::compact_len`]).
     pub line_len: usize,
     /// The digest of the input a canonical stream was made from, as it states it: ids derived
@@ -163,26 +179,16 @@ pub struct Decoded {
     /// states them: what a target derives from the whole input (loom's `transcript_digest`)
     /// comes from them (taken by the pipeline).
     pub whole_input: Option<crate::codec::WholeDigests>,
+    /// The source line the records carry (canonical input: a record's `line`), in the line
+    /// just decoded; the records say where they stand to it ([`Record::line`]).
+    pub carried: Option<Carried>,
 }
 
-/// What a run's target wants of its decoder (set by the pipeline for the run; it adds to
-/// `named_shapes`): each spares work or keeps what the target writes back, and a decoder that
-/// heeds none of them decodes the same records.
-#[derive(Debug, Default)]
-pub struct DecodeHints {
-    /// The target is the source's dialect, so a decoder may mark a record [`Record::verbatim`]
-    /// (its encoder reads the line as read through [`Sink::line`]).
-    pub verbatim_wanted: bool,
-    /// The target is canonical: a decoder whose dialect is written back by copying its lines
-    /// (base-context, wuu's twins) carries them whole, so that the canonical stream translated
-    /// back gives what the direct translation gives.
-    pub carry_lines: bool,
-    /// `Some` when the target drops the members a record has no field for and only names them
-    /// in the report (a target other than the source's dialect and canonical): the shapes of
-    /// members whose keys the report's reader holds already. A decoder keeps members of one of
-    /// these shapes as the shape alone (`Extra::named`), without copying them (the pipeline
-    /// adds to it).
-    pub named_shapes: Option<Vec<u64>>,
+/// The line a canonical record carries for its source dialect: its dialect and its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Carried {
+    pub dialect: Dialect,
+    pub text: String,
 }
 
 impl Decoded {
@@ -190,19 +196,9 @@ impl Decoded {
         self.records.push(record);
     }
 
-    /// The members left in `m`, as a record's extra members: as their shape alone where that
-    /// is all the target needs ([`DecodeHints::named_shapes`]), else copied.
+    /// The members left in `m`, as a record's extra members.
     pub fn extra(&self, m: Object<'_>) -> Extra {
-        match &self.hints.named_shapes {
-            Some(known) if !m.is_empty() => {
-                let shape = Extra::shape_of(m.iter().map(|(k, _)| k));
-                if known.contains(&shape) {
-                    return Extra::named(shape);
-                }
-                m.into_extra()
-            }
-            _ => m.into_extra(),
-        }
+        m.into_extra()
     }
 
     pub fn warn(&mut self, message: impl Into<String>) {
@@ -217,6 +213,7 @@ impl Decoded {
         self.records.clear();
         self.warnings.clear();
         self.folded = false;
+        self.carried = None;
     }
 }
 
@@ -266,6 +263,11 @@ pub struct EncodeOptions {
     pub otlp_tool_content: bool,
     /// Times are the records' arrival (`exec`), not made from the source's.
     pub live_times: bool,
+    /// otlp: when the run ended, in nanoseconds since the Unix epoch, for a source that states
+    /// no time (`--otlp-time`, else the file's modification time): its records are counted back
+    /// from it. Without it, `source_date_epoch` is the end, else the records count on from the
+    /// epoch.
+    pub run_end_ns: Option<u64>,
 }
 
 /// Where an encoder writes: the output buffer and the run's report.
@@ -275,9 +277,6 @@ pub struct Sink<'a> {
     /// Writes the buffer out and empties it: the pipeline's output, for a line that grows
     /// with the run (see [`Sink::spill`]). Without one the buffer keeps it all.
     pub drain: Option<&'a mut Drain<'a>>,
-    /// The input line the records given now were read from; empty where there is none (the
-    /// records made at the end of the run). What a [`Record::verbatim`] record is written as.
-    pub line: &'a str,
 }
 
 /// What a [`Sink`] writes its buffer out with.
@@ -289,7 +288,7 @@ pub const SPILL_BLOCK: usize = 64 * 1024;
 impl<'a> Sink<'a> {
     /// A sink that keeps all it is given in `out`.
     pub fn new(out: &'a mut Vec<u8>, report: &'a mut Report) -> Self {
-        Sink { out, report, drain: None, line: "" }
+        Sink { out, report, drain: None }
     }
 
     /// Writes out what the buffer holds, once that is a block or more, where the sink has a
@@ -326,12 +325,17 @@ pub struct Hints {
     /// ([`CallView::output`]), as the targets that put the output on the result do; no spares
     /// the normalizer a copy of every output delta.
     pub call_output: bool,
-    /// Lines of the encoder's own dialect may be marked to be written as read
-    /// ([`DecodeHints::verbatim_wanted`]): not where an option asks for another form of them.
-    pub copies_own_lines: bool,
     /// The digest the encoder's ids and digests are made from: SHA-256, unless it only needs
     /// to tell inputs apart (or wants both, canonical).
     pub digest: crate::io::framing::DigestKind,
+    /// The encoder reads members of another dialect's records' [`Record::extra`] (otlp: a
+    /// provider or a time the source states beside its event), so the pipeline leaves them on
+    /// the records it hands it (counted in the report all the same: it writes none of them).
+    pub reads_extra: bool,
+    /// The encoder writes a record's source line (canonical carries it): the pipeline keeps its
+    /// text on the line's first record ([`SourceLine::Whole`]), which costs a copy of every
+    /// line where no encoder reads it.
+    pub source_lines: bool,
 }
 
 impl Default for Hints {
@@ -341,8 +345,9 @@ impl Default for Hints {
             matches_calls_by_id: false,
             call_arguments: true,
             call_output: true,
-            copies_own_lines: true,
             digest: crate::io::framing::DigestKind::Sha256,
+            reads_extra: false,
+            source_lines: false,
         }
     }
 }
@@ -365,11 +370,59 @@ pub trait Encode {
     fn hints(&self) -> Hints {
         Hints::default()
     }
+
+    /// A record whose line the pipeline copies to the output as it was read (the line is of
+    /// the encoder's dialect, and valid in the form asked for): the encoder keeps what it would
+    /// have kept had it written the line itself, so that what it writes later (a terminal
+    /// record for a stream that ended early) follows on. `line` is the copied line, given with
+    /// the first of its records ("" with the others). Called before the line is written: the
+    /// encoder may write into `sink` what it held back from earlier records and owes before
+    /// this line (an assistant message whose end waited for the next record), nothing else.
+    ///
+    /// By default the record is encoded into a buffer that is thrown away: the encoder's state
+    /// is then exactly what writing it would have left. An encoder overrides this where the
+    /// work is worth sparing, or where it holds output back.
+    fn observe(&mut self, record: &Record, ctx: &Context, line: &str, sink: &mut Sink<'_>) {
+        let _ = line;
+        self.observe_by_encoding(record, ctx, sink);
+    }
+
+    /// [`Encode::observe`]'s default: the record encoded into a buffer thrown away (one kept
+    /// for the thread, so that observing a line costs no allocation of its own). The exit
+    /// status a terminal record states goes into `sink`'s report: the copied line states it.
+    fn observe_by_encoding(&mut self, record: &Record, ctx: &Context, sink: &mut Sink<'_>) {
+        thread_local! {
+            static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        let mut report = Report::default();
+        SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+            Ok(mut out) => {
+                self.encode(record, ctx, &mut Sink::new(&mut out, &mut report));
+                out.clear();
+                if out.capacity() > 1 << 20 {
+                    out.shrink_to(1 << 16);
+                }
+            }
+            // Observing inside an observation (an encoder that observes another): a buffer of
+            // its own.
+            Err(_) => {
+                self.encode(record, ctx, &mut Sink::new(&mut Vec::new(), &mut report));
+            }
+        });
+        if report.exit_status.is_some() {
+            sink.report.exit_status = report.exit_status;
+        }
+    }
 }
 
 /// How surely a line belongs to a dialect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Sniff {
+    /// The line rules this dialect out: a stream of it cannot hold such a line where detection
+    /// looks (Claude Code's first `system` line is `init` or a hook's; a Qwen Code stream,
+    /// shaped like Claude Code's, opens with `session_start`). A later line's yes does not
+    /// name it.
+    Against,
     No,
     /// The line fits this dialect and others too.
     Maybe,
@@ -380,6 +433,10 @@ pub enum Sniff {
 /// What encoders may know about the run beside the record in hand.
 #[derive(Debug, Clone, Default)]
 pub struct Context {
+    /// The record was read from a line of the target's own dialect (directly, or carried
+    /// through canonical): its events mean what the target's lines mean, and its extra members
+    /// are the target's own, to write back. A record of another dialect has none left.
+    pub native: bool,
     /// For a usage record: what it adds to the run (a snapshot's gain over the previous one).
     pub delta: Tokens,
     /// The run's totals so far, this record included.
@@ -418,11 +475,6 @@ pub struct Context {
     pub whole_input: Option<WholeDigests>,
     /// The whole input's digests are the ones a canonical source stated.
     pub whole_input_stated: bool,
-    /// The source's lines are marked to be written as read (the target is the source's
-    /// dialect: [`DecodeHints::verbatim_wanted`]), so a line the source wrote comes
-    /// as a record of its own, and an encoder writes none of the source's kind on its own
-    /// account (wuu's `command_*` twin of a `tool_*` line).
-    pub copying: bool,
 }
 
 /// The digests of a whole input: [`crate::io::framing::DigestKind::Both`].
@@ -486,21 +538,51 @@ pub trait Emit {
     fn report(&mut self) -> &mut Report;
 }
 
-/// An encoder writing into a sink: what the normalizer's records go to.
-pub struct Encoding<'e, 's, 'o> {
+/// An encoder writing into a sink: what the normalizer's records go to. Where the pipeline's
+/// pass-through policy copies the line the records were read from ([`Encoding::copy`]), the
+/// line is written as it was read with its first record, and the encoder only observes them.
+pub struct Encoding<'e, 's, 'o, 'l> {
     pub encoder: &'e mut dyn Encode,
     pub sink: &'s mut Sink<'o>,
+    /// The records of the line being given are copied: the line (written with its first
+    /// record), and whether it is written yet.
+    pub copy: Option<LineCopy<'l>>,
 }
 
-impl<'e, 's, 'o> Encoding<'e, 's, 'o> {
+/// A line copied to the output as it was read, with the records read from it.
+#[derive(Debug, Clone, Copy)]
+pub struct LineCopy<'l> {
+    pub text: &'l str,
+    pub written: bool,
+}
+
+impl<'e, 's, 'o> Encoding<'e, 's, 'o, 'static> {
+    /// An encoding that writes every record.
     pub fn new(encoder: &'e mut dyn Encode, sink: &'s mut Sink<'o>) -> Self {
-        Encoding { encoder, sink }
+        Encoding { encoder, sink, copy: None }
     }
 }
 
-impl Emit for Encoding<'_, '_, '_> {
+impl Emit for Encoding<'_, '_, '_, '_> {
     fn emit(&mut self, record: &Record, ctx: &Context) -> Fate {
-        self.encoder.encode(record, ctx, self.sink)
+        match (&mut self.copy, &record.line) {
+            (Some(copy), SourceLine::Whole { .. } | SourceLine::Same) => {
+                let line = if copy.written { "" } else { copy.text };
+                self.encoder.observe(record, ctx, line, self.sink);
+                if !std::mem::replace(&mut copy.written, true) {
+                    self.sink.out.extend_from_slice(copy.text.as_bytes());
+                    self.sink.out.push(b'\n');
+                }
+                if line.is_empty() {
+                    Fate::Absorbed
+                } else if matches!(record.event, Event::Extension { .. }) {
+                    Fate::PassedThrough
+                } else {
+                    Fate::Written
+                }
+            }
+            _ => self.encoder.encode(record, ctx, self.sink),
+        }
     }
 
     fn report(&mut self) -> &mut Report {

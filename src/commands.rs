@@ -10,7 +10,7 @@ use agentgate::codec::EncodeOptions;
 use agentgate::io::readahead::ReadAhead;
 use agentgate::pipeline::{detect, Stop};
 use agentgate::validate::validate;
-use agentgate::{translate, Dialect, Options};
+use agentgate::{Dialect, Options};
 
 use crate::cli::{self, Translate};
 #[cfg(unix)]
@@ -128,6 +128,7 @@ pub(crate) fn detect_command(files: &[PathBuf]) -> u8 {
 }
 
 #[cfg(unix)]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn exec_command(
     to: &str,
     from: &str,
@@ -135,8 +136,19 @@ pub(crate) fn exec_command(
     kill_after: &str,
     encode: EncodeOptions,
     stream_input: bool,
+    export: &cli::OtlpFlags,
+    prompt: Option<String>,
+    permission: &str,
+    tee: Option<PathBuf>,
     command: &[String],
 ) -> u8 {
+    let export = match crate::export::Config::from_flags(export) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("agentgate: {e}");
+            return 2;
+        }
+    };
     let parse = |s: &str| {
         exec::parse_duration(s).map_err(|e| {
             eprintln!("agentgate: {e}");
@@ -144,12 +156,72 @@ pub(crate) fn exec_command(
     };
     let Ok(kill_after) = parse(kill_after) else { return 2 };
     let timeout = match timeout.map(parse).transpose() {
-        Ok(t) => t,
+        // 0 is no limit, as GNU timeout takes it.
+        Ok(t) => t.filter(|t| !t.is_zero()),
         Err(()) => return 2,
     };
     let Ok(to) = to.parse() else { return 2 };
     warn_unused(to, "--as", encode.json_deltas, encode.include_partial_messages);
-    exec::Exec { to, from: from.parse().ok(), timeout, kill_after, encode, stream_input, command }.run()
+    let from: Option<Dialect> = from.parse().ok();
+    if from != Some(Dialect::Acp) && (prompt.is_some() || permission != "deny") {
+        eprintln!("agentgate: --prompt and --permission are for an ACP agent (--from acp); ignored");
+    }
+    if from == Some(Dialect::Acp) && tee.is_some() {
+        eprintln!("agentgate: --tee keeps a stream of lines, and an ACP agent speaks JSON-RPC; ignored");
+    }
+    let exec = exec::Exec { to, from, timeout, kill_after, encode, stream_input, export, tee, command };
+    if from == Some(Dialect::Acp) {
+        return crate::acp::client::run(&exec, crate::acp::client::Policy::parse(permission), prompt);
+    }
+    exec.run()
+}
+
+#[cfg(unix)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn acp_command(
+    from: &str,
+    timeout: Option<&str>,
+    kill_after: &str,
+    cancel_grace: &str,
+    allow: bool,
+    context_window: Option<u64>,
+    max_line_bytes: usize,
+    command: Vec<String>,
+) -> u8 {
+    let parse = |s: &str| {
+        exec::parse_duration(s).map_err(|e| {
+            eprintln!("agentgate: {e}");
+        })
+    };
+    let (Ok(kill_after), Ok(cancel_grace)) = (parse(kill_after), parse(cancel_grace)) else { return 2 };
+    let timeout = match timeout.map(parse).transpose() {
+        Ok(t) => t,
+        Err(()) => return 2,
+    };
+    let from: Option<Dialect> = from.parse().ok();
+    if from == Some(Dialect::Acp) {
+        eprintln!("agentgate: acp serves a CLI agent; an ACP agent needs no translation to ACP");
+        return 2;
+    }
+    // --permission allow goes through the agent's own approve-all flags, never around them.
+    if allow && from.and_then(|d| d.contract().approval.as_ref()).is_none() {
+        let with: Vec<&str> = Dialect::all().filter(|d| d.contract().approval.is_some()).map(Dialect::name).collect();
+        eprintln!(
+            "agentgate: --permission allow needs --from naming a dialect whose contract says how to approve every call ({})",
+            with.join(", ")
+        );
+        return 2;
+    }
+    crate::acp::serve(crate::acp::Config {
+        from,
+        timeout,
+        kill_after,
+        cancel_grace,
+        allow,
+        context_window,
+        max_line_bytes,
+        command,
+    })
 }
 
 pub(crate) fn validate_command(
@@ -222,6 +294,29 @@ pub(crate) fn validate_command(
     }
 }
 
+/// Where an otlp run's times come from when its source states none (docs/otlp.md, "Time"):
+/// `--otlp-time`, else `SOURCE_DATE_EPOCH` (already in `encode`), else the file's modification
+/// time as the run's end; a pipe or terminal has none, and each line's arrival is its time.
+pub(crate) fn run_times(encode: &mut agentgate::EncodeOptions, path: &Path, otlp_time: Option<u64>) {
+    encode.run_end_ns = otlp_time;
+    encode.live_times = false;
+    if otlp_time.is_some() || encode.source_date_epoch.is_some() {
+        return;
+    }
+    // Standard input is read for its file where it is one (`< run.jsonl`).
+    let file = if path == Path::new("-") { Path::new("/dev/stdin") } else { path };
+    match std::fs::metadata(file) {
+        Ok(m) if m.is_file() => {
+            encode.run_end_ns = m
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .and_then(|d| u64::try_from(d.as_nanos()).ok());
+        }
+        _ => encode.live_times = path == Path::new("-"),
+    }
+}
+
 /// Reading standard input from a terminal would wait silently for a stream nobody types: said
 /// once, on stderr.
 fn hint_if_terminal(files: &[PathBuf]) {
@@ -264,47 +359,98 @@ fn collect(paths: &[PathBuf]) -> Vec<PathBuf> {
     out
 }
 
+/// What `summary` writes of its runs beside their figures: which runs, in what order, grouped
+/// how, which columns, totals.
+pub(crate) struct Shape {
+    pub totals: bool,
+    pub conditions: Vec<agentgate::summary::Filter>,
+    pub sort: Option<String>,
+    pub reverse: bool,
+    pub group_by: Option<agentgate::summary::GroupBy>,
+    pub columns: Option<Vec<usize>>,
+}
+
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn summary_command(
     from: &str,
     full: bool,
-    totals: bool,
     format: Option<cli::Format>,
+    shape: &Shape,
     strict: bool,
+    otlp_time: Option<u64>,
+    export: &cli::OtlpFlags,
     paths: &[PathBuf],
 ) -> u8 {
     use std::io::IsTerminal;
     use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Mutex;
+    use std::sync::{mpsc, Mutex};
 
-    use agentgate::summary::{summarize, RunSummary};
+    use agentgate::summary::{summarize_beside, RunSummary};
 
+    let export = match crate::export::Config::from_flags(export) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("agentgate: {e}");
+            return 2;
+        }
+    };
+    if let Some(Err(e)) = shape.sort.as_deref().map(|f| agentgate::summary::sort(&mut [], f, false)) {
+        eprintln!("agentgate: --sort: {e}");
+        return 2;
+    }
     let from: Option<Dialect> = from.parse().ok();
     // No PATH: the run on standard input, as the other commands read it.
     let files = if paths.is_empty() { vec![PathBuf::from("-")] } else { collect(paths) };
     hint_if_terminal(&files);
-    let summarize_one = |path: &PathBuf| -> RunSummary {
+    let source_date_epoch = std::env::var("SOURCE_DATE_EPOCH").ok().and_then(|v| v.trim().parse().ok());
+    let exporting = export.is_some();
+    let summarize_one = |path: &PathBuf| -> (RunSummary, Option<agentgate::dialect::otlp::Telemetry>) {
         let name = display(path);
+        // The run's telemetry from the same pass, when it is sent.
+        let mut encode = agentgate::EncodeOptions::default();
+        encode.source_date_epoch = source_date_epoch;
+        run_times(&mut encode, path, otlp_time);
         match open(path) {
-            Ok(input) => summarize(input, &name, from, full),
-            Err(e) => RunSummary { file: name, problems: vec![format!("cannot open: {e}")], ..RunSummary::default() },
+            Ok(input) => summarize_beside(input, &name, from, full, exporting.then_some(&encode)),
+            Err(e) => {
+                (RunSummary { file: name, problems: vec![format!("cannot open: {e}")], ..RunSummary::default() }, None)
+            }
         }
     };
-    // Files are summarized in parallel; the output keeps the sorted order.
+    // Files are summarized in parallel; the output keeps the sorted order. Their telemetry goes
+    // to the exporter on this thread as each is done.
     let slots: Vec<Mutex<Option<RunSummary>>> = files.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
-    let progress = files.len() > 1 && std::io::stderr().is_terminal();
+    let (sent, received) = mpsc::channel();
+    let mut exporter = export.map(|c| crate::export::Exporter::new(c, files.len()));
+    let progress = files.len() > 1 && std::io::stderr().is_terminal() && exporter.is_none();
     let started = std::time::Instant::now();
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(files.len().max(1));
     std::thread::scope(|scope| {
         for _ in 0..workers {
-            scope.spawn(|| loop {
+            let sent = sent.clone();
+            let (next, done, files, slots, summarize_one) = (&next, &done, &files, &slots, &summarize_one);
+            scope.spawn(move || loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(path) = files.get(i) else { break };
-                let s = summarize_one(path);
+                let (s, telemetry) = summarize_one(path);
+                let readable = s.dialect.is_some();
                 *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(s);
+                let _ = sent.send((readable, telemetry));
                 done.fetch_add(1, Ordering::Relaxed);
             });
+        }
+        drop(sent);
+        if let Some(e) = &mut exporter {
+            for (readable, telemetry) in received.iter() {
+                match telemetry {
+                    Some(t) => e.add(t),
+                    // A file that is no run has no telemetry to lose.
+                    None if !readable => {}
+                    None => e.add_missing(),
+                }
+            }
         }
         // Drawn once the batch has taken a moment, each time over the whole line (\x1b[K
         // clears what a longer one left), and cleared at the end.
@@ -322,7 +468,7 @@ pub(crate) fn summary_command(
             eprint!("\r\x1b[K");
         }
     });
-    let runs: Vec<RunSummary> =
+    let mut runs: Vec<RunSummary> =
         slots.into_iter().map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()).unwrap_or_default()).collect();
     let mut unreadable = false;
     for r in &runs {
@@ -332,22 +478,39 @@ pub(crate) fn summary_command(
             eprintln!("agentgate: {}", agentgate::error::one_line(&format!("{}: {why}", r.file)));
         }
     }
+    // The runs asked for (each file was still read, and its problems said), in the order asked.
+    runs.retain(|r| shape.conditions.iter().all(|c| c.holds(r)));
+    if let Some(field) = &shape.sort {
+        let _ = agentgate::summary::sort(&mut runs, field, shape.reverse);
+    }
     let format =
         format.unwrap_or(if std::io::stdout().is_terminal() { cli::Format::Table } else { cli::Format::Jsonl });
+    let table = agentgate::summary::TableOptions {
+        columns: shape.columns.clone(),
+        totals: shape.totals,
+        group_by: shape.group_by,
+    };
     let text = match format {
-        cli::Format::Table => agentgate::summary::table_fitting(&runs, table_width()),
-        cli::Format::Csv => agentgate::summary::csv(&runs),
+        cli::Format::Table => agentgate::summary::table_fitting(&runs, table_width(), &table),
+        cli::Format::Csv => agentgate::summary::csv_with(&runs, &table),
         cli::Format::Jsonl => {
-            let mut out: String = runs.iter().map(|r| format!("{}\n", r.to_json())).collect();
-            if totals {
+            let mut out: String = match shape.group_by {
+                Some(by) => agentgate::summary::group_totals(&runs, by).iter().map(|g| format!("{g}\n")).collect(),
+                None => runs.iter().map(|r| format!("{}\n", r.to_json())).collect(),
+            };
+            if shape.totals {
                 out.push_str(&format!("{}\n", agentgate::summary::totals(&runs)));
             }
             out
         }
     };
-    match write_out(text.as_bytes()) {
+    let code = match write_out(text.as_bytes()) {
         status::OK if strict && unreadable => status::DATA,
         code => code,
+    };
+    match exporter.map(|e| e.finish().status()) {
+        Some(status::OK) | None => code,
+        Some(unavailable) => code.max(unavailable),
     }
 }
 
@@ -362,6 +525,13 @@ pub(crate) fn run(args: &Translate) -> u8 {
         name => name.parse().ok(),
     };
     warn_unused(to, "--to", args.json_deltas, args.include_partial_messages);
+    let export = match crate::export::Config::from_flags(&args.export) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("agentgate: {e}");
+            return 2;
+        }
+    };
     let mut opts = Options::new(from, to);
     opts.strict = args.strict;
     opts.max_line_bytes = args.max_line_bytes;
@@ -369,21 +539,43 @@ pub(crate) fn run(args: &Translate) -> u8 {
     opts.encode.include_partial_messages = args.include_partial_messages;
     opts.encode.otlp_semconv = semconv(&args.otlp_semconv);
     opts.encode.otlp_tool_content = args.otlp_tool_content;
-    if to != Dialect::Otlp && (args.otlp_tool_content || args.otlp_semconv != "released") {
+    if to != Dialect::Otlp
+        && export.is_none()
+        && (args.otlp_tool_content || args.otlp_semconv != "released" || args.otlp_time.is_some())
+    {
         eprintln!(
-            "agentgate: warning: --otlp-semconv and --otlp-tool-content do nothing with --to {to} (they are otlp's)"
+            "agentgate: warning: --otlp-semconv, --otlp-tool-content and --otlp-time do nothing with --to {to} and no --otlp-endpoint (they are otlp's)"
         );
     }
     // A target that needs a time the source lacks writes this one (reproducible builds' rule).
     opts.encode.source_date_epoch = std::env::var("SOURCE_DATE_EPOCH").ok().and_then(|v| v.trim().parse().ok());
 
-    let files = if args.files.is_empty() { vec![PathBuf::from("-")] } else { args.files.clone() };
-    hint_if_terminal(&files);
+    let given = if args.files.is_empty() { vec![PathBuf::from("-")] } else { args.files.clone() };
+    hint_if_terminal(&given);
+    // Each run with where it goes: stdout, or under --out-dir the path that mirrors its input's.
+    let mut files: Vec<PathBuf> = Vec::new();
+    let mut targets: Vec<Option<PathBuf>> = Vec::new();
+    for p in &given {
+        for f in collect(std::slice::from_ref(p)) {
+            let under = match &args.out_dir {
+                None => None,
+                Some(dir) if p.is_dir() => Some(dir.join(f.strip_prefix(p).unwrap_or(&f))),
+                Some(dir) if p == Path::new("-") => Some(dir.join("stdin.jsonl")),
+                Some(dir) => Some(dir.join(f.file_name().map_or_else(|| f.clone().into_os_string(), |n| n.into()))),
+            };
+            files.push(f);
+            targets.push(under);
+        }
+    }
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let mut code = status::OK;
-    for path in &files {
+    let mut exporter = export.map(|c| crate::export::Exporter::new(c, files.len()));
+    for (path, target) in files.iter().zip(&targets) {
         let name = display(path);
+        if to == Dialect::Otlp || exporter.is_some() {
+            run_times(&mut opts.encode, path, args.otlp_time);
+        }
         let input = match open(path) {
             Ok(r) => r,
             Err(e) => {
@@ -393,7 +585,48 @@ pub(crate) fn run(args: &Translate) -> u8 {
             }
         };
         let mut diag = |d: agentgate::Diagnostic| eprintln!("agentgate: {}", d.line_for(&name));
-        let summary = match translate(input, &mut out, &opts, &mut diag) {
+        // With an endpoint the run's telemetry is kept to be sent: instead of the otlp lines, or
+        // beside another dialect's.
+        let kept = agentgate::dialect::otlp::Kept::default();
+        let encoder: Box<dyn agentgate::codec::Encode> = match (&exporter, to) {
+            (None, _) => to.encoder(&opts.encode),
+            (Some(_), Dialect::Otlp) => {
+                Box::new(agentgate::dialect::otlp::Encoder::keeping(&opts.encode, kept.clone()))
+            }
+            (Some(_), _) => {
+                Box::new(agentgate::dialect::otlp::Beside::new(to.encoder(&opts.encode), &opts.encode, kept.clone()))
+            }
+        };
+        let result = match target {
+            None => agentgate::pipeline::translate_with(input, &mut out, &opts, encoder, &mut diag),
+            Some(target) => {
+                let made = target.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|()| File::create(target));
+                let mut file = match made {
+                    Ok(f) => io::BufWriter::new(f),
+                    Err(e) => {
+                        eprintln!("agentgate: {}: cannot create: {e}", display(target));
+                        code = code.max(status::IO);
+                        continue;
+                    }
+                };
+                let result = agentgate::pipeline::translate_with(input, &mut file, &opts, encoder, &mut diag);
+                match (result, file.flush()) {
+                    (Ok(s), Ok(())) => Ok(s),
+                    (Err(e), _) | (_, Err(e)) => {
+                        eprintln!("agentgate: {}: cannot write: {e}", display(target));
+                        code = code.max(status::IO);
+                        continue;
+                    }
+                }
+            }
+        };
+        if let Some(e) = &mut exporter {
+            match kept.borrow_mut().pop() {
+                Some(t) => e.add(t),
+                None => e.add_missing(),
+            }
+        }
+        let summary = match result {
             Ok(s) => s,
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return status::OK,
             Err(e) => {
@@ -414,5 +647,71 @@ pub(crate) fn run(args: &Translate) -> u8 {
             break;
         }
     }
-    code
+    match exporter.map(|e| e.finish().status()) {
+        Some(status::OK) | None => code,
+        Some(unavailable) => code.max(unavailable),
+    }
+}
+
+/// `agentgate view`: the run at `path` shown for a person ([`agentgate::view`]).
+pub(crate) fn view_command(from: &str, follow: bool, color: &str, path: &Path) -> u8 {
+    use agentgate::view::{Style, Viewer};
+    let from: Option<Dialect> = from.parse().ok();
+    // NO_COLOR (no-color.org): set and not empty, no colour unless asked for by name.
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let style = match color {
+        "always" => Style::Color,
+        "never" => Style::Plain,
+        _ if io::stdout().is_terminal() && !no_color => Style::Color,
+        _ => Style::Plain,
+    };
+    let viewer = Viewer::new(style, table_width().unwrap_or(80));
+    let done = viewer.done();
+    let name = display(path);
+    hint_if_terminal(&[path.to_path_buf()]);
+    let input: Box<dyn io::Read> = if path == Path::new("-") {
+        Box::new(io::stdin())
+    } else {
+        match File::open(path) {
+            Ok(f) if follow => Box::new(Follow { file: f, done }),
+            Ok(f) => Box::new(io::BufReader::with_capacity(1 << 16, f)),
+            Err(e) => {
+                eprintln!("agentgate: {name}: cannot open: {e}");
+                return status::NO_INPUT;
+            }
+        }
+    };
+    // otlp is never a source: every line is shown, none copied as it was read.
+    let opts = Options::new(from, Dialect::Otlp);
+    let mut diag = |d: agentgate::Diagnostic| eprintln!("agentgate: {}", d.line_for(&name));
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    match agentgate::pipeline::translate_with(input, &mut out, &opts, Box::new(viewer), &mut diag) {
+        Ok(s) if matches!(s.stopped, Some(Stop::Read(_))) => status::IO,
+        Ok(_) => status::OK,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => status::OK,
+        Err(e) => {
+            eprintln!("agentgate: cannot write the output: {e}");
+            status::IO
+        }
+    }
+}
+
+/// A file read as it grows (`view --follow`): at its end, read again a moment later, until the
+/// run's end has been shown.
+struct Follow {
+    file: File,
+    done: std::rc::Rc<std::cell::Cell<bool>>,
+}
+
+impl io::Read for Follow {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            let n = self.file.read(buf)?;
+            if n > 0 || self.done.get() {
+                return Ok(n);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+    }
 }

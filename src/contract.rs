@@ -30,11 +30,33 @@ pub enum FieldType {
     /// The string `"true"` or `"false"`.
     BoolString,
     Integer,
+    /// A string or an integer: a member the spec names without a type, written as either by
+    /// the agent's own generations (wuu's `protocol_version`).
+    StringOrInteger,
     Number,
     Boolean,
     Object,
     Array,
     Any,
+}
+
+impl FieldType {
+    /// The type in words, as a message says what it expected: "a string of digits".
+    pub fn described(self) -> &'static str {
+        match self {
+            FieldType::String => "a string",
+            FieldType::Digits => "a string of digits",
+            FieldType::IntString => "a string holding an integer",
+            FieldType::BoolString => "the string \"true\" or \"false\"",
+            FieldType::Integer => "an integer",
+            FieldType::StringOrInteger => "a string or an integer",
+            FieldType::Number => "a number",
+            FieldType::Boolean => "true or false",
+            FieldType::Object => "an object",
+            FieldType::Array => "an array",
+            FieldType::Any => "a value",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -57,7 +79,8 @@ pub struct Field {
     /// The values the spec lists for the field (`validate` only: decoders read any value).
     #[serde(default)]
     pub values: Option<Vec<Value>>,
-    /// Values an older generation of the format wrote instead (a warning that names it).
+    /// Values an older generation of the format wrote instead: the stream is that generation
+    /// (one problem that names it, [`Contract::older_generation`]).
     #[serde(default)]
     pub older_values: Option<Vec<Value>>,
     /// Where among a line's members this field was found last: looked at first next time.
@@ -71,6 +94,42 @@ pub struct Kind {
     pub fields: Table<Field>,
     #[serde(default)]
     pub doc: Option<String>,
+    /// A kind of another generation of the format than the spec's: read, never written (a
+    /// line of it is not copied to the dialect's own output either, but written anew in the
+    /// spec's generation).
+    #[serde(default)]
+    pub other_generation: bool,
+}
+
+/// A form of a dialect's lines that an option asks for (base-context's `--json-deltas`,
+/// Claude Code's `--include-partial-messages`): which lines differ between the forms, and what
+/// marks a line of the option's form. A stream is in one form throughout: its first line that
+/// differs says which.
+#[derive(Debug, Clone, Deserialize)]
+pub struct FormSpec {
+    /// The option's name (`json_deltas`, `include_partial_messages`).
+    pub option: String,
+    /// The lines that differ between the forms.
+    pub lines: Vec<FormLine>,
+    /// What marks a line of the option's form: a member at this path...
+    #[serde(default)]
+    pub marker_path: Option<String>,
+    /// ... or a line of this kind.
+    #[serde(default)]
+    pub marker_kind: Option<String>,
+    /// The spec's sentence that decides it.
+    pub spec: String,
+}
+
+/// A line of a kind (where `where_path` holds `where_value`) that one form writes otherwise
+/// than the other.
+#[derive(Debug, Clone, Deserialize)]
+pub struct FormLine {
+    pub kind: String,
+    #[serde(default)]
+    pub where_path: Option<String>,
+    #[serde(default)]
+    pub where_value: Option<Value>,
 }
 
 /// How a dialect orders the members of a line.
@@ -92,6 +151,36 @@ pub struct PromptSpec {
     pub how: String,
     #[serde(default)]
     pub flag: Option<String>,
+    /// The spec's sentence that decides it.
+    pub spec: String,
+}
+
+/// How the agent goes on with an earlier session (`agentgate acp` carries a session's history
+/// with it): the arguments that follow the command's own, `{session_id}` standing for the id the
+/// last run stated.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ResumeSpec {
+    pub args: Vec<String>,
+    /// What a resumed run's usage covers: `run` (its own), or `session_total` (the session's
+    /// running total, earlier runs included: codex's thread total).
+    #[serde(default = "run_basis")]
+    pub usage: String,
+    /// What a resumed run's cost covers: `run`, `session_total`, or `unsettled` (left out).
+    #[serde(default = "run_basis")]
+    pub cost: String,
+    /// The spec's sentence that decides it.
+    pub spec: String,
+}
+
+fn run_basis() -> String {
+    "run".into()
+}
+
+/// How the agent is told to run every tool call without asking (`agentgate acp --permission
+/// allow`): the arguments added to its command.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ApprovalSpec {
+    pub allow: Vec<String>,
     /// The spec's sentence that decides it.
     pub spec: String,
 }
@@ -118,8 +207,13 @@ pub enum Rule {
     TerminalNeeds { field: String, value: Value, kind: String },
     /// The terminal's `field` (a path with dots) equals the sum of `of_field` over `of_kind` lines.
     TerminalSums { field: String, of_kind: String, of_field: String },
-    /// The first line is of this kind.
-    First { kind: String },
+    /// The first line is of this kind. `generation`: what a stream that breaks the rule is
+    /// (another generation of the format): one problem for the stream that says so.
+    First {
+        kind: String,
+        #[serde(default)]
+        generation: Option<String>,
+    },
     /// The terminal's `code_field` is one of the codes its `field` allows (`absent`: when the
     /// field is absent).
     TerminalCodes {
@@ -129,11 +223,20 @@ pub enum Rule {
         #[serde(default)]
         absent: Vec<i64>,
     },
-    /// When the terminal's `field` equals `value`, the line just before it is of `kind`.
+    /// When the terminal's `field` equals `value`, the line just before it is of `kind`; and a
+    /// line of `kind` comes only there, just before such a terminal.
     JustBefore { kind: String, field: String, value: Value },
     /// Every `start` line is matched by an `end` line, and no `retry` line follows the last
     /// `end`: otherwise the run never settled and is incomplete.
     Settles { start: String, end: String, retry: String },
+    /// The run ends: a line of one of `kinds` comes, after the last `after` line where one is
+    /// named (codex: a `turn.completed` or `turn.failed` after the last `turn.started`). A
+    /// stream without it was cut short, or its agent stopped before it could say how it ended.
+    Ends {
+        kinds: Vec<String>,
+        #[serde(default)]
+        after: Option<String>,
+    },
     /// A `kind` line has at least one of `fields`.
     OneOf { kind: String, fields: Vec<String> },
     /// A `kind` line to which the rule applies (`when`: that path is present; `unless`: that
@@ -192,7 +295,7 @@ impl std::ops::Deref for RuleEntry {
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     /// A departure from what the agent itself writes that no reader relies on (member order
-    /// where the spec states none, an unknown kind its readers skip, an older generation).
+    /// where the spec states none, an unknown kind its readers skip).
     Warning,
     /// A break of the spec's contract: something a reader may rely on is not so.
     #[default]
@@ -255,6 +358,10 @@ pub struct Contract {
     /// The spec's sentence on unknown record kinds.
     #[serde(default)]
     pub unknown_kinds_spec: Option<String>,
+    /// What a stream that uses a field's `older_values` is: the older generation of the
+    /// format, named in the one problem `validate` reports for it.
+    #[serde(default)]
+    pub older_generation: Option<String>,
     #[serde(default)]
     pub terminal: Option<TerminalSpec>,
     pub kinds: Table<Kind>,
@@ -272,9 +379,47 @@ pub struct Contract {
     /// does not call that a disagreement.
     #[serde(default)]
     pub failure_exit: Option<i64>,
+    /// Any exit code goes with a run that did not complete (gemini: the HTTP status & 255, 53,
+    /// 54, 42, 130, and 0 for its invalid-stream result): `exec` calls none a disagreement.
+    #[serde(default)]
+    pub failure_exit_any: bool,
+    /// What the agent's exit code says of a run whose stream has no terminal record, by code,
+    /// where it says other than `exec`'s rule (a signal interrupted, another non-zero failed, 0
+    /// incomplete): gemini exits 0 when a signal reached its worker.
+    #[serde(default)]
+    pub exit_without_terminal: IndexMap<String, Outcome>,
+    /// The spec's sentence behind `exit_without_terminal`.
+    #[serde(default)]
+    pub exit_without_terminal_spec: Option<String>,
     /// Tables a decoder reads outcomes with.
     #[serde(default)]
     pub decode: Map<String, Value>,
+    /// The form an option asks for, where the dialect has one.
+    #[serde(default)]
+    pub form: Option<FormSpec>,
+    /// How the agent resumes a session, where its spec says.
+    #[serde(default)]
+    pub resume: Option<ResumeSpec>,
+    /// How the agent is told to approve every call, where its spec says.
+    #[serde(default)]
+    pub approval: Option<ApprovalSpec>,
+    /// The Agent Client Protocol's kind (`read`, `edit`, `execute`...) of the tools its spec
+    /// names, by name; `spec` (or `doc`) says where from.
+    #[serde(default)]
+    pub tool_kinds: Map<String, Value>,
+    /// The agent's shell tool, where its spec names one (Claude's `Bash`, codex's
+    /// `command_execution`), each taking its command line as `command`: data for naming another
+    /// agent's shell call as the target's (issue 54, part 3); nothing reads it yet.
+    #[serde(default)]
+    pub shell_tool: Option<ShellTool>,
+}
+
+/// A dialect's shell tool ([`Contract::shell_tool`]).
+#[derive(Debug, Clone, Deserialize)]
+pub struct ShellTool {
+    pub name: String,
+    /// The spec's sentence that names it.
+    pub spec: String,
 }
 
 /// A contract's tables of kinds and fields, looked up for every line: keyed by short names
@@ -294,7 +439,19 @@ macro_rules! contracts {
         ];
     };
 }
-contracts!("localcode", "adal", "wuu", "loom", "base-context", "claude-code", "codex", "canonical", "otlp");
+contracts!(
+    "localcode",
+    "adal",
+    "wuu",
+    "loom",
+    "base-context",
+    "claude-code",
+    "codex",
+    "gemini",
+    "canonical",
+    "otlp",
+    "acp"
+);
 
 /// The contract of a dialect by name. Panics only if an embedded file is broken, which the
 /// test suite rules out.
@@ -318,6 +475,17 @@ impl Contract {
         self.kinds.get_index(at).map(|(_, spec)| spec)
     }
 
+    /// The kind of line `m`, where it has one.
+    pub fn kind_of<'m>(&self, m: &'m Object<'_>) -> Option<std::borrow::Cow<'m, str>> {
+        m.get_str(&self.type_field)
+    }
+
+    /// Whether a line of `kind` stands only with the line after it (a `just_before` rule's
+    /// kind: loom's Approval, written only just before an ApprovalRequired terminal).
+    pub fn paired_ahead(&self, kind: &str) -> bool {
+        self.rules.iter().any(|r| matches!(&r.rule, Rule::JustBefore { kind: k, .. } if k == kind))
+    }
+
     /// The length limit of `field` in records of `kind`, in characters.
     pub fn limit(&self, kind: &str, field: &str) -> Option<usize> {
         self.kind(kind)?.fields.get(field)?.max_chars
@@ -334,6 +502,14 @@ impl Contract {
 
     pub fn outcome_code(&self, outcome: Outcome, key: &str) -> Option<i64> {
         self.outcome_value(outcome, key)?.as_i64()
+    }
+
+    /// The protocol kind of a tool by its exact name, where the contract lists it.
+    pub fn tool_kind(&self, name: &str) -> Option<&str> {
+        if matches!(name, "spec" | "doc") {
+            return None;
+        }
+        self.tool_kinds.get(name)?.as_str()
     }
 
     /// Looks `key` up in the decode table `table`, giving a canonical outcome.
@@ -354,6 +530,66 @@ impl Contract {
             }
         }
         problems
+    }
+
+    /// Whether a reader of the contract takes line `m` of `kind` as it stands, as far as the
+    /// line alone tells (the rules over a stream aside): a kind of the current generation (or
+    /// an unknown one its readers skip), every member with its type, limit and one of the
+    /// values the spec lists (an older generation's word is not one), members sorted where
+    /// the contract says so. What `validate` would call a problem of the line, as yes or no,
+    /// read off the scanner's members.
+    pub fn takes_line(&self, kind: &str, m: &Object<'_>) -> bool {
+        let Some(spec) = self.kind(kind) else { return self.unknown_kinds_tolerated };
+        let listed = |fields: &Table<Field>| {
+            fields.iter().all(|(name, field)| match (m.get(name), &field.values) {
+                (None, _) => !field.required,
+                (Some(v), _) if v.is_null() && field.nullable => true,
+                (Some(v), values) => {
+                    let mut problems = Vec::new();
+                    member_problems(kind, name, field, v, &mut problems);
+                    problems.is_empty() && values.as_ref().is_none_or(|values| values.iter().any(|w| same_value(v, w)))
+                }
+            })
+        };
+        !spec.other_generation
+            && listed(&spec.fields)
+            && listed(&self.common)
+            && !(self.key_order == KeyOrder::Alphabetical && self.key_order_is_contract && !sorted_members(m))
+    }
+
+    /// The members of line `m` that the contract names nowhere (at its top, and inside the
+    /// objects it lists the fields of), as dotted paths: what no reader of another dialect can
+    /// be given. Empty for a line of a kind the contract does not list (the line is unknown
+    /// whole).
+    pub fn unnamed_members(&self, m: &Object<'_>) -> Vec<String> {
+        let Some(kind) = m.get_str(&self.type_field) else { return Vec::new() };
+        let Some(spec) = self.kind(&kind) else { return Vec::new() };
+        let mut out = Vec::new();
+        unnamed(&[&spec.fields, &self.common], m, &self.type_field, "", &mut out);
+        out
+    }
+
+    /// [`Contract::unnamed_members`] of line `m`, remembering in `shapes` the shapes of lines
+    /// found to have none: a line of a shape seen so needs no walk of the contract's tables.
+    pub fn unnamed_members_with(&self, m: &Object<'_>, shapes: &mut NamedShapes) -> Vec<String> {
+        let Some(kind) = m.get_str(&self.type_field) else { return Vec::new() };
+        if shapes.has(&kind, m) {
+            return Vec::new();
+        }
+        let found = self.unnamed_members(m);
+        if found.is_empty() {
+            let spec = self.kind(&kind);
+            // Only a line without a nested object the contract describes: the members inside
+            // such an object differ from line to line, which its top-level names do not show.
+            let flat = m.iter().all(|(key, _)| {
+                let field = spec.and_then(|s| s.fields.get(key)).or_else(|| self.common.get(key));
+                field.is_none_or(|f| f.fields.is_none())
+            });
+            if flat {
+                shapes.add(&kind, m);
+            }
+        }
+        found
     }
 
     /// The optional fields of a `kind` record whose values the contract refuses (a wrong type,
@@ -421,6 +657,24 @@ impl Contract {
         })
     }
 
+    /// Whether one line, alone, is one a reader of this contract takes: no problem of its own
+    /// (kind, members, JSON types, listed values, the shape and value rules, member order where
+    /// the spec states it), the rules over a stream left aside. An older generation's line
+    /// (adal's `success` status without `id`) fits: it is read. What detection asks of every
+    /// line it looks at, for each dialect that could be named.
+    pub fn fits_line(&self, line: &Value) -> bool {
+        let mut check = StreamCheck::new(self);
+        check.numbered_line(1, &line.to_string());
+        let older = check.findings.iter().any(|f| f.rule == "generation");
+        let line_level = |rule: &str| {
+            matches!(
+                rule,
+                "object" | "kind" | "json" | "type" | "values" | "order" | "shape" | "one_of" | "terminal_codes"
+            ) || (rule == "required" && !older)
+        };
+        !check.findings.iter().any(|f| f.severity == Severity::Problem && line_level(&f.rule))
+    }
+
     /// Problems with one line, each a sentence (its warnings left out; see
     /// [`Contract::line_findings`]).
     pub fn check_line(&self, line: &Value) -> Vec<String> {
@@ -467,7 +721,12 @@ impl Contract {
             let mut expected = listed.clone();
             expected.sort_by_key(|k| spec.fields.get_index_of(*k));
             if listed != expected {
-                out.push((order, "order", format!("{kind}: members out of order: {listed:?}, expected {expected:?}")));
+                let (listed, expected) = (quoted_list(&listed), quoted_list(&expected));
+                out.push((
+                    order,
+                    "order",
+                    format!("{kind}: members out of order: {listed}; the spec's order is {expected}"),
+                ));
             }
         }
         out
@@ -499,7 +758,7 @@ fn field_findings(
             if !values.contains(v) {
                 match &field.older_values {
                     Some(older) if older.contains(v) => out.push((
-                        Severity::Warning,
+                        Severity::Problem,
                         "generation",
                         format!("{kind}.{name} {v} is an older generation's word (the spec lists {})", list(values)),
                     )),
@@ -514,6 +773,22 @@ fn field_findings(
         if let (Some(sub), Some(o)) = (&field.fields, v.as_object()) {
             field_findings(sub, o, &format!("{kind}.{name}"), out);
         }
+    }
+}
+
+/// Member names as a message lists them: `"a", "b"`.
+fn quoted_list(names: &[&str]) -> String {
+    names.iter().map(|n| crate::error::quoted(n)).collect::<Vec<_>>().join(", ")
+}
+
+/// The codes a message allows, in words: `expected 0`, `expected 1 or 2`, `expected one of 1, 2, 3`.
+fn one_of(codes: &[i64]) -> String {
+    let said: Vec<String> = codes.iter().map(i64::to_string).collect();
+    match said.as_slice() {
+        [] => "no code is allowed".into(),
+        [one] => format!("expected {one}"),
+        [a, b] => format!("expected {a} or {b}"),
+        many => format!("expected one of {}", many.join(", ")),
     }
 }
 
@@ -596,23 +871,129 @@ impl FieldsOf<'_> {
     }
 }
 
+/// The members of `m` none of `tables` names, under `prefix`; into the objects they list the
+/// fields of.
+fn unnamed(tables: &[&Table<Field>], m: &Object<'_>, skip: &str, prefix: &str, out: &mut Vec<String>) {
+    for (key, value) in m.iter() {
+        if key == skip {
+            continue;
+        }
+        let field = tables.iter().find_map(|t| t.iter().find(|(name, _)| *name == key).map(|(_, f)| f));
+        match field {
+            None => out.push(format!("{prefix}{key}")),
+            Some(f) => {
+                if let (Some(sub), Member::Raw(r, _)) = (&f.fields, value) {
+                    if let Ok(Ok(inner)) = Object::parse(r) {
+                        unnamed(&[sub], &inner, "", &format!("{prefix}{key}."), out);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The shapes (a kind, and its members' names in their order) of lines of one stream that carry
+/// only members their contract names, with no nested object it describes: the pipeline asks
+/// which members of every line no spec names (rule 5 of #53), and most lines of a stream repeat
+/// a few shapes. Comparing a line's names with a shape seen costs about a quarter of looking
+/// each up in the contract's tables (loom to adal: the question was 10% of the run's
+/// instructions, callgrind).
+#[derive(Debug, Default)]
+pub struct NamedShapes {
+    shapes: Vec<(String, Vec<String>)>,
+}
+
+impl NamedShapes {
+    /// Shapes remembered at most: a stream of ever new shapes walks the tables, as without.
+    const MOST: usize = 64;
+
+    fn has(&self, kind: &str, m: &Object<'_>) -> bool {
+        self.shapes.iter().any(|(k, names)| {
+            k == kind && names.len() == m.len() && m.iter().map(|(key, _)| key).eq(names.iter().map(String::as_str))
+        })
+    }
+
+    fn add(&mut self, kind: &str, m: &Object<'_>) {
+        if self.shapes.len() < Self::MOST {
+            self.shapes.push((kind.to_string(), m.iter().map(|(key, _)| key.to_string()).collect()));
+        }
+    }
+}
+
+/// Whether a member holds `want`: a string without escapes, a number or a word compared as
+/// written, the rest as values.
+pub fn same_value(m: &Member<'_>, want: &Value) -> bool {
+    match (m, want) {
+        (Member::Raw(r, _), Value::String(w)) if r.len() >= 2 && !r.contains('\\') => {
+            r.starts_with('"') && &r[1..r.len() - 1] == w
+        }
+        (Member::Raw(r, _), Value::Bool(b)) => *r == if *b { "true" } else { "false" },
+        (Member::Raw(r, _), Value::Number(n)) if n.is_i64() => r.parse::<i64>().ok() == n.as_i64(),
+        (Member::Raw(r, _), Value::Number(n)) if n.is_u64() => r.parse::<u64>().ok() == n.as_u64(),
+        _ => m.to_value() == *want,
+    }
+}
+
+/// Whether a line's members are sorted, at every depth.
+fn sorted_members(m: &Object<'_>) -> bool {
+    let mut before: Option<&str> = None;
+    let in_order = m.iter().all(|(k, _)| before.replace(k).is_none_or(|b| b < k));
+    in_order
+        && m.iter().all(|(_, v)| match v {
+            Member::Raw(r, _) if !(r.starts_with('{') || r.starts_with('[')) => true,
+            v => {
+                let mut unsorted = Vec::new();
+                check_sorted(&v.to_value(), "", &mut unsorted);
+                unsorted.is_empty()
+            }
+        })
+}
+
 /// Whether a raw JSON value surely fits `field`, from its first bytes: strings only where any
 /// string will do, integers short enough to be one. `false` means: look closer.
 #[inline]
 fn raw_fits(field: &Field, text: &str) -> bool {
     let first = text.as_bytes().first().copied().unwrap_or(b'n');
     match field.ty {
-        FieldType::String => first == b'"' && field.max_chars.is_none(),
-        FieldType::Integer => {
-            text.len() < 19 && text.bytes().enumerate().all(|(i, b)| b.is_ascii_digit() || (i == 0 && b == b'-'))
+        // A string's characters are no more than its bytes as written (an escape is longer
+        // than the character it stands for): short enough as written, short enough.
+        FieldType::String => first == b'"' && field.max_chars.is_none_or(|max| raw_within(text, max)),
+        FieldType::Integer => raw_fits_integer(text),
+        FieldType::StringOrInteger => {
+            first == b'"' && field.max_chars.is_none_or(|max| raw_within(text, max)) || raw_fits_integer(text)
         }
         FieldType::Number => first == b'-' || first.is_ascii_digit(),
         FieldType::Boolean => text == "true" || text == "false",
         FieldType::Object => first == b'{',
         FieldType::Array => first == b'[',
         FieldType::Any => first != b'n',
-        FieldType::Digits | FieldType::IntString | FieldType::BoolString => false,
+        // A string of plain digits (an escape would be a look closer).
+        FieldType::Digits => {
+            text.len() > 2 && text.ends_with('"') && text[1..text.len() - 1].bytes().all(|b| b.is_ascii_digit())
+        }
+        FieldType::IntString => {
+            first == b'"'
+                && text.len() > 2
+                && text.ends_with('"')
+                && text[1..text.len() - 1].parse::<i64>().is_ok()
+                && !text[1..].starts_with('+')
+        }
+        FieldType::BoolString => text == "\"true\"" || text == "\"false\"",
     }
+}
+
+/// Whether a string literal as written (`"…"`) holds at most `max` characters, counted in
+/// place (an escape is one character), without decoding it.
+#[inline]
+fn raw_within(text: &str, max: usize) -> bool {
+    let inner = &text.as_bytes()[1..text.len().saturating_sub(1).max(1)];
+    inner.len() <= max || crate::json::text::char_start(inner, max, true).is_err()
+}
+
+/// Whether raw JSON text is surely an integer (short enough for an i64).
+#[inline]
+fn raw_fits_integer(text: &str) -> bool {
+    text.len() < 19 && text.bytes().enumerate().all(|(i, b)| b.is_ascii_digit() || (i == 0 && b == b'-'))
 }
 
 fn check_value(field: &Field, v: &Value) -> Result<(), String> {
@@ -622,6 +1003,7 @@ fn check_value(field: &Field, v: &Value) -> Result<(), String> {
         FieldType::IntString => v.as_str().is_some_and(|s| s.parse::<i64>().is_ok() && !s.starts_with('+')),
         FieldType::BoolString => matches!(v.as_str(), Some("true" | "false")),
         FieldType::Integer => v.is_i64() || v.is_u64(),
+        FieldType::StringOrInteger => v.is_string() || v.is_i64() || v.is_u64(),
         FieldType::Number => v.is_number(),
         FieldType::Boolean => v.is_boolean(),
         FieldType::Object => v.is_object(),
@@ -632,7 +1014,7 @@ fn check_value(field: &Field, v: &Value) -> Result<(), String> {
         return Err(if v.is_null() {
             "null where a value is required".into()
         } else {
-            format!("expected {:?}, got {v}", field.ty)
+            format!("expected {}, got {v}", field.ty.described())
         });
     }
     if let (Some(max), Some(s)) = (field.max_chars, v.as_str()) {
@@ -678,9 +1060,15 @@ pub struct StreamCheck<'c> {
     seen_kinds: HashSet<String>,
     sums: Vec<u64>,
     previous_kind: Option<String>,
+    /// A line a `just_before` rule pairs with the terminal that follows it: the rule, and the
+    /// line, until the next line says whether it is that terminal.
+    pairing: Option<(usize, u64)>,
     starts: u64,
     ends: u64,
     retry_after_end: bool,
+    /// The last line of an [`Rule::Ends`] rule's `kinds`, and of its `after` kind (0: none yet).
+    last_ending: u64,
+    last_after: u64,
     findings: Vec<Finding>,
 }
 
@@ -695,9 +1083,12 @@ impl<'c> StreamCheck<'c> {
             seen_kinds: HashSet::new(),
             sums: vec![0; contract.rules.len()],
             previous_kind: None,
+            pairing: None,
             starts: 0,
             ends: 0,
             retry_after_end: false,
+            last_ending: 0,
+            last_after: 0,
             findings: Vec::new(),
         }
     }
@@ -741,7 +1132,8 @@ impl<'c> StreamCheck<'c> {
         let Some(kind) = value.get(&self.contract.type_field).and_then(Value::as_str).map(str::to_string) else {
             return;
         };
-        if self.first_kind.is_none() {
+        // The first line of a kind the contract lists: its readers skip the others.
+        if self.first_kind.is_none() && self.contract.kind(&kind).is_some() {
             self.first_kind = Some(kind.clone());
         }
         if let Some(t) = self.terminal_line {
@@ -796,8 +1188,9 @@ impl<'c> StreamCheck<'c> {
                     if is_terminal {
                         let got = path(&value, field).and_then(Value::as_u64);
                         if got != Some(self.sums[i]) {
+                            let got = got.map_or_else(|| "absent".to_string(), |g| g.to_string());
                             let m = format!(
-                                "{field} is {got:?}, but the {of_kind}.{of_field} written add up to {}",
+                                "{field} is {got}, but the {of_kind}.{of_field} written add up to {}",
                                 self.sums[i]
                             );
                             self.push(n, entry, "terminal_sums", m);
@@ -812,19 +1205,26 @@ impl<'c> StreamCheck<'c> {
                     };
                     if let (Some(allowed), Some(code)) = (allowed, code) {
                         if !allowed.contains(&code) {
-                            let m =
-                                format!("{code_field} {code} does not go with {said} (expected one of {allowed:?})");
+                            let m = format!("{code_field} {code} does not go with {said} ({})", one_of(allowed));
                             self.push(n, entry, "terminal_codes", m);
                         }
                     }
                 }
-                Rule::JustBefore { kind: before, field, value: want }
-                    if is_terminal
-                        && value.get(field) == Some(want)
-                        && self.previous_kind.as_deref() != Some(before.as_str()) =>
-                {
-                    let m = format!("a terminal with {field} {want} must come just after an \"{before}\" line");
-                    self.push(n, entry, "just_before", m);
+                Rule::JustBefore { kind: before, field, value: want } => {
+                    let pairs = is_terminal && value.get(field) == Some(want);
+                    if pairs && self.previous_kind.as_deref() != Some(before.as_str()) {
+                        let m = format!("a terminal with {field} {want} must come just after an \"{before}\" line");
+                        self.push(n, entry, "just_before", m);
+                    }
+                    if let Some((_, at)) = self.pairing.take_if(|(rule, _)| *rule == i) {
+                        if !pairs {
+                            let m = format!("an \"{before}\" line must come just before a terminal with {field} {want}, not before \"{kind}\"");
+                            self.push(at, entry, "just_before", m);
+                        }
+                    }
+                    if kind == *before {
+                        self.pairing = Some((i, n));
+                    }
                 }
                 Rule::Settles { start, end, retry } => {
                     if kind == *start {
@@ -835,6 +1235,13 @@ impl<'c> StreamCheck<'c> {
                         self.retry_after_end = false;
                     } else if kind == *retry {
                         self.retry_after_end = true;
+                    }
+                }
+                Rule::Ends { kinds, after } => {
+                    if kinds.contains(&kind) {
+                        self.last_ending = n;
+                    } else if after.as_ref() == Some(&kind) {
+                        self.last_after = n;
                     }
                 }
                 Rule::OneOf { kind: k, fields } if *k == kind && !fields.iter().any(|f| value.get(f).is_some()) => {
@@ -889,16 +1296,25 @@ impl<'c> StreamCheck<'c> {
             }
         }
         let contract = self.contract;
-        for entry in &contract.rules {
+        for (i, entry) in contract.rules.iter().enumerate() {
             match &entry.rule {
-                Rule::First { kind } if self.first_kind.as_deref().is_some_and(|f| f != kind) => {
-                    let m = match entry.severity {
-                        Severity::Problem => format!("the first line must be \"{kind}\""),
-                        Severity::Warning => format!(
-                            "the first line is not \"{kind}\": another generation of the stream, or a run that failed before it"
+                Rule::JustBefore { kind, field, value } if self.pairing.is_some_and(|(rule, _)| rule == i) => {
+                    let at = self.pairing.map_or(0, |(_, at)| at);
+                    let m = format!("an \"{kind}\" line must come just before a terminal with {field} {value}, and the stream ends after it");
+                    self.push(at, entry, "just_before", m);
+                }
+                Rule::First { kind, generation } if self.first_kind.as_deref().is_some_and(|f| f != kind) => {
+                    let (rule, m) = match (generation, entry.severity) {
+                        (Some(g), _) => {
+                            ("generation", format!("{g}: the first line is not \"{kind}\"; read, but a current reader rejects it"))
+                        }
+                        (None, Severity::Problem) => ("first", format!("the first line must be \"{kind}\"")),
+                        (None, Severity::Warning) => (
+                            "first",
+                            format!("the first line is not \"{kind}\": another generation of the stream, or a run that failed before it"),
                         ),
                     };
-                    self.push(1, entry, "first", m);
+                    self.push(1, entry, rule, m);
                 }
                 Rule::Settles { start, end, retry }
                     if self.starts > self.ends || self.retry_after_end || self.starts == 0 =>
@@ -912,6 +1328,17 @@ impl<'c> StreamCheck<'c> {
                     };
                     self.push(0, entry, "settles", format!("the run never settles ({why}): it is incomplete"));
                 }
+                Rule::Ends { kinds, after } if self.last_ending == 0 || self.last_after > self.last_ending => {
+                    let names: Vec<String> = kinds.iter().map(|k| format!("\"{k}\"")).collect();
+                    let mut why = format!("no {}", names.join(" or "));
+                    if let Some(after) = after.as_ref().filter(|_| self.last_ending > 0) {
+                        why.push_str(&format!(" after the last \"{after}\""));
+                    }
+                    let m = format!(
+                        "the run has no ending ({why}): it was cut short or its agent stopped, and is incomplete"
+                    );
+                    self.push(0, entry, "ends", m);
+                }
                 _ => {}
             }
         }
@@ -921,31 +1348,44 @@ impl<'c> StreamCheck<'c> {
     }
 
     /// A stream that uses an older generation's words (adal's `success`/`error` statuses) is
-    /// that generation: the members that generation did not have are one warning that says
-    /// so, not a problem on every line.
+    /// that generation: read (decoders take it), but not what a reader of the current contract
+    /// takes. Its words and the members that generation did not have are one problem that
+    /// names the generation, not a problem on every line.
     fn fold_generations(&mut self) {
-        let Some(first) = self.findings.iter().find(|f| f.rule == "generation").map(|f| f.line) else { return };
-        let missing: Vec<String> = self
+        let Some(first) = self
             .findings
             .iter()
-            .filter(|f| f.rule == "required" || f.rule == "ids_seen_earlier")
-            .map(|f| f.message.clone())
-            .collect();
-        if missing.is_empty() {
+            .find(|f| f.rule == "generation" && f.message.contains("older generation's word"))
+            .map(|f| f.line)
+        else {
             return;
-        }
-        self.findings.retain(|f| f.rule != "required" && f.rule != "ids_seen_earlier");
-        let mut kinds: Vec<&str> = missing.iter().filter_map(|m| m.split(':').next()).collect();
+        };
+        let folded = |f: &Finding| {
+            f.rule == "required"
+                || f.rule == "ids_seen_earlier"
+                || (f.rule == "generation" && f.message.contains("older generation's word"))
+        };
+        let mut kinds: Vec<String> = self
+            .findings
+            .iter()
+            .filter(|f| folded(f))
+            .filter_map(|f| f.message.split([':', '.']).next().map(String::from))
+            .collect();
+        let n = self.findings.iter().filter(|f| folded(f)).count();
         kinds.sort_unstable();
         kinds.dedup();
+        self.findings.retain(|f| !folded(f));
+        let name = self
+            .contract
+            .older_generation
+            .clone()
+            .unwrap_or_else(|| format!("an older {} stream", self.contract.dialect));
         self.findings.push(Finding::new(
             first,
-            Severity::Warning,
+            Severity::Problem,
             "generation",
             format!(
-                "an older generation of the {} stream: its lines lack members the spec gives them ({} findings in {}), not reported one by one",
-                self.contract.dialect,
-                missing.len(),
+                "{name}; read, but a current reader rejects it ({n} findings in {}, not reported one by one)",
                 kinds.join(", ")
             ),
         ));
@@ -984,6 +1424,7 @@ fn type_name(t: FieldType) -> &'static str {
         FieldType::IntString => "string holding an integer",
         FieldType::BoolString => "\"true\" or \"false\"",
         FieldType::Integer => "integer",
+        FieldType::StringOrInteger => "string or integer",
         FieldType::Number => "number",
         FieldType::Boolean => "boolean",
         FieldType::Object => "object",
@@ -1011,6 +1452,28 @@ impl Contract {
                 _ => "on stdin".to_string(),
             };
             out.push_str(&format!("Takes its prompt {how} ({}). ", cell(&p.spec)));
+        }
+        if let Some(r) = &self.resume {
+            out.push_str(&format!(
+                "Resumes a session with `{}` after its command (usage after a resume: {}; cost: {}; {}). ",
+                r.args.join(" "),
+                r.usage,
+                r.cost,
+                cell(&r.spec)
+            ));
+        }
+        if let Some(a) = &self.approval {
+            out.push_str(&format!("Approves every call with `{}` ({}). ", a.allow.join(" "), cell(&a.spec)));
+        }
+        let kinds: Vec<String> = self
+            .tool_kinds
+            .iter()
+            .filter(|(k, _)| self.tool_kind(k).is_some())
+            .map(|(k, v)| format!("`{k}` {}", v.as_str().unwrap_or("")))
+            .collect();
+        if !kinds.is_empty() && self.dialect != "acp" {
+            let from = self.tool_kinds.get("spec").and_then(Value::as_str).unwrap_or("");
+            out.push_str(&format!("ACP tool kinds: {} ({}). ", kinds.join(", "), cell(from)));
         }
         if self.kinds.is_empty() {
             // A format agentgate only writes (otlp): its lines are checked by its own readers'
@@ -1064,6 +1527,15 @@ impl Contract {
         out.push_str(&self.rules_markdown());
         out.push('\n');
         out.push_str(&self.outcomes_markdown());
+        if !self.exit_without_terminal.is_empty() {
+            let codes: Vec<String> =
+                self.exit_without_terminal.iter().map(|(code, o)| format!("exit {code}: {}", o.name())).collect();
+            out.push_str(&format!(
+                "A stream without its terminal record, read by `exec`: {} ({}).\n\n",
+                codes.join(", "),
+                cell(self.exit_without_terminal_spec.as_deref().unwrap_or(""))
+            ));
+        }
         out
     }
 
@@ -1120,8 +1592,11 @@ impl Contract {
         }
         if self.kinds.values().any(|k| k.fields.values().any(|f| f.older_values.is_some())) {
             rows.push((
-                Severity::Warning,
-                "an older generation's words (one warning for the stream; the members that generation lacked are not reported line by line)".into(),
+                Severity::Problem,
+                format!(
+                    "no older generation's words: a stream with them is {} (read, but one problem for the stream that names the generation; the members that generation lacked are not reported line by line)",
+                    self.older_generation.as_deref().unwrap_or("an older generation")
+                ),
                 String::new(),
             ));
         }
@@ -1140,15 +1615,25 @@ impl Contract {
                 Rule::TerminalSums { field, of_kind, of_field } => {
                     format!("`{field}` is the sum of `{of_kind}.{of_field}`")
                 }
-                Rule::First { kind } => format!("the first line is `{kind}`"),
+                Rule::First { kind, generation: None } => format!("the first line is `{kind}`"),
+                Rule::First { kind, generation: Some(g) } => {
+                    format!("the first line is `{kind}` (else the stream is {g}: one problem that names it)")
+                }
                 Rule::TerminalCodes { field, code_field, .. } => {
                     format!("the terminal's `{code_field}` goes with its `{field}`")
                 }
                 Rule::JustBefore { kind, field, value } => {
-                    format!("a terminal with `{field}` {value} comes just after `{kind}`")
+                    format!("a terminal with `{field}` {value} comes just after `{kind}`, and a `{kind}` only just before such a terminal")
                 }
                 Rule::Settles { start, end, retry } => {
                     format!("every `{start}` has its `{end}`, and no `{retry}` follows the last: the run settles")
+                }
+                Rule::Ends { kinds, after } => {
+                    let names: Vec<String> = kinds.iter().map(|k| format!("`{k}`")).collect();
+                    match after {
+                        Some(after) => format!("the run ends: {} after the last `{after}`", names.join(" or ")),
+                        None => format!("the run ends: a {} comes", names.join(" or ")),
+                    }
                 }
                 Rule::OneOf { kind, fields } => format!("a `{kind}` has one of {}", fields.join(", ")),
                 Rule::Shape { kind, when, unless, where_path, where_value, present, absent } => {
@@ -1192,8 +1677,9 @@ impl Contract {
 /// Every dialect's contract as Markdown, in registry order.
 pub fn markdown(names: &[&str]) -> String {
     let mut out = String::from(
-        "# Dialect contracts\n\nGenerated from the contract files beside this one by `agentgate dialects --markdown`; \
-         `tests/docs.rs` fails when this page and the files disagree. The code reads the same files.\n\n",
+        "# Dialect contracts\n\nWhat `agentgate dialects --markdown` prints: each dialect's record kinds and fields, the \
+         rules `agentgate validate` checks with the spec sentence behind each, and its outcome table, as agentgate \
+         reads them.\n\n",
     );
     for name in names {
         out.push_str(&contract(name).markdown());

@@ -7,10 +7,13 @@ use std::fmt;
 /// A problem with one input line (`line` 0: the stream as a whole).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
+    /// The 1-based line number of the input line; 0 for the stream as a whole.
     pub line: u64,
+    /// What is wrong with the line.
     pub message: String,
 }
 
+/// Why a stream was not read to its end.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Stop {
     /// A bad line under `--strict`.
@@ -59,7 +62,12 @@ impl fmt::Display for Stop {
 #[non_exhaustive]
 pub enum Error {
     /// A dialect name agentgate does not know, and the names it knows.
-    UnknownDialect { name: String, known: Vec<&'static str> },
+    UnknownDialect {
+        /// The name given.
+        name: String,
+        /// The names agentgate knows.
+        known: Vec<&'static str>,
+    },
     /// The stream was not translated to its end ([`crate::translate_str`]).
     Stopped(Stop),
 }
@@ -76,6 +84,12 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// `text` as a JSON string literal, quotes and escapes included (`"a\u001b"`): how a message
+/// quotes a value from the input, in the input's own notation rather than Rust's (`\u{1b}`).
+pub fn quoted(text: &str) -> String {
+    crate::json::quoted(text)
+}
 
 /// `text` with every character that would end a line early or reach a terminal as a control
 /// written as its JSON escape (`\n`, `\u001b`): the C0 and C1 controls, DEL, U+2028 and U+2029,

@@ -64,6 +64,9 @@
 //! assert_eq!((run.tokens.input, run.tokens.output), (Some(12), Some(3)));
 //! ```
 
+// Every public item says what it is (#59: the crate docs).
+#![warn(missing_docs)]
+
 pub mod error;
 pub mod model;
 
@@ -82,6 +85,8 @@ pub mod json;
 #[doc(hidden)]
 pub mod normalize;
 #[doc(hidden)]
+pub mod passthrough;
+#[doc(hidden)]
 pub mod pipeline;
 #[doc(hidden)]
 pub mod report;
@@ -89,6 +94,8 @@ pub mod report;
 pub mod summary;
 #[doc(hidden)]
 pub mod validate;
+#[doc(hidden)]
+pub mod view;
 
 pub use codec::{Dialect, EncodeOptions, Semconv};
 pub use contract::{Finding, Severity};
@@ -97,5 +104,5 @@ pub use io::framing::Input;
 pub use model::Outcome;
 pub use pipeline::{detect, translate, translate_bytes, translate_str, Options, Summary};
 pub use report::Report;
-pub use summary::{summarize, totals, RunSummary, ToolCount};
+pub use summary::{summarize, totals, RunSummary, ToolCalls, ToolCount};
 pub use validate::validate;

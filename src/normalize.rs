@@ -87,6 +87,9 @@ pub struct Normalizer {
     turn_closed: bool,
     /// A record of the current line came after the terminal and was reported.
     flagged_line: bool,
+    /// The kind of the input line whose records are being given, in the input's words, where
+    /// the pipeline said it (once the terminal is done: what a diagnostic names).
+    line_kind: Option<String>,
     diagnostics: Vec<String>,
     /// Call ids given out so far (the most recent [`MAX_OPEN_CALLS`]), for targets that match
     /// results to calls by id: a source id seen again gets a new one.
@@ -96,6 +99,9 @@ pub struct Normalizer {
     /// A source id given again, and the id its latest call got instead: what later records
     /// naming that id (its result, its output, a refusal) are rewritten to.
     aliases: IndexMap<Name, Name, FnvBuild>,
+    /// The source's input figures read as excluding its cache figures: its numbers
+    /// contradicted the reading that they include them (see [`Normalizer::read_basis`]).
+    input_excludes_cache: bool,
 }
 
 impl Normalizer {
@@ -122,7 +128,9 @@ impl Normalizer {
             turn_ended: false,
             turn_closed: false,
             flagged_line: false,
+            line_kind: None,
             diagnostics: Vec::new(),
+            input_excludes_cache: false,
         }
     }
 
@@ -130,11 +138,14 @@ impl Normalizer {
     /// it after each input line.
     pub fn take_diagnostics(&mut self) -> Vec<String> {
         self.flagged_line = false;
+        self.line_kind = None;
         std::mem::take(&mut self.diagnostics)
     }
 
-    pub fn set_copying(&mut self, copying: bool) {
-        self.ctx.copying = copying;
+    /// The kind of the input line whose records come next, as its dialect names it: what a
+    /// diagnostic about them says (asked for once the terminal record is done).
+    pub fn set_line_kind(&mut self, kind: Option<String>) {
+        self.line_kind = kind;
     }
 
     /// The digest a canonical source stated for its own source, which ids are derived from.
@@ -172,10 +183,16 @@ impl Normalizer {
             // One diagnostic per line: a line that decodes to several records after the
             // terminal (a localcode result is a final answer and a terminal) is named once.
             let kind = rec.event.kind();
-            let message = if kind == "terminal" {
-                "a second terminal record; the first one stands and this one is dropped".into()
-            } else {
-                format!("{} {kind} record after the terminal record; dropped", crate::report::a(kind))
+            // Said in the input's words: the kind of its line, where the record has one.
+            let message = match (kind == "terminal", self.line_kind.as_deref()) {
+                (true, Some(line)) => format!(
+                    "a second terminal record (a \"{line}\" line); the first one stands and this one is dropped"
+                ),
+                (true, None) => "a second terminal record; the first one stands and this one is dropped".into(),
+                (false, Some(line)) => {
+                    format!("{} \"{line}\" line after the terminal record; dropped", crate::report::a(line))
+                }
+                (false, None) => format!("{} {kind} record after the terminal record; dropped", crate::report::a(kind)),
             };
             if self.flagged_line && kind == "terminal" {
                 self.diagnostics.pop();
@@ -195,6 +212,7 @@ impl Normalizer {
                 return self.expand(rec, out);
             }
         }
+        self.ctx.native = rec.origin == self.target;
         self.ctx.delta = Tokens::default();
         self.ctx.matched = false;
         self.ctx.answered = false;
@@ -338,7 +356,10 @@ impl Normalizer {
                     self.round_calls += 1;
                 }
             }
-            Event::Usage(u) => self.account(u),
+            Event::Usage(u) => {
+                self.read_basis(u, out);
+                self.account(u, out);
+            }
             Event::Cost { usd, total, .. } => {
                 // A part adds to the run's cost; a total is the run's cost so far.
                 let so_far = if *total { 0.0 } else { self.cost.unwrap_or(0.0) };
@@ -354,7 +375,7 @@ impl Normalizer {
                     model: None,
                     tokens: summary.tokens,
                 };
-                self.account(&usage);
+                self.account(&usage, out);
                 // And its cost, a part of the run's (loom: "the session's total cost").
                 if let Some(c) = summary.cost_usd.as_ref().and_then(serde_json::Number::as_f64) {
                     self.cost = Some(self.cost.unwrap_or(0.0) + c);
@@ -509,13 +530,63 @@ impl Normalizer {
         }
     }
 
-    fn account(&mut self, u: &Usage) {
+    /// Reads a usage record's input on the basis its numbers allow. Canonical input includes
+    /// the cache figures; a decoder gives its dialect's input as canonical input where its spec
+    /// says the input includes them (codex, gemini) or does not say (wuu, loom: passed through
+    /// as read), and adds them where its spec says it excludes them (Claude Code,
+    /// base-context). Where the numbers contradict the inclusive reading (an input below its
+    /// own cache figures; a cumulative input that stayed put while its cache figures rose within
+    /// its scope) it cannot hold: from that record on, the source's input is read as excluding
+    /// them, said in the report. Snapshots held from before stay as read, so that a cumulative
+    /// source's next difference catches up what they lacked: the totals hold on the new basis.
+    fn read_basis(&mut self, u: &mut Usage, out: &mut dyn Emit) {
+        let cache = |t: &Tokens| match (t.cache_read, t.cache_write) {
+            (None, None) => None,
+            (r, w) => Some(r.unwrap_or(0).saturating_add(w.unwrap_or(0))),
+        };
+        let held = (u.basis == Basis::Cumulative)
+            .then(|| self.snapshots.get(&SnapshotOf(u.scope, u.of.as_deref().unwrap_or_default())).copied())
+            .flatten();
+        if !self.input_excludes_cache {
+            let why = match (u.tokens.input, cache(&u.tokens)) {
+                (Some(i), Some(c)) if i < c => Some("an input below its own cache figures cannot include them"),
+                (Some(i), Some(c)) => match held.and_then(|h| Some((h.input?, cache(&h)?))) {
+                    Some((hi, hc)) if c > hc && i == hi => {
+                        Some("a cumulative input stayed put while its cache figures rose in the same scope")
+                    }
+                    _ => None,
+                },
+                _ => None,
+            };
+            if let Some(why) = why {
+                self.input_excludes_cache = true;
+                out.report().basis(&format!("input excluding cache, as the numbers say ({why})"));
+            }
+        }
+        if self.input_excludes_cache {
+            if let Some(i) = u.tokens.input {
+                // A snapshot without cache figures (wuu's turn_completed) has those of its scope
+                // so far.
+                let c = cache(&u.tokens).or_else(|| held.and_then(|h| cache(&h))).unwrap_or(0);
+                u.tokens.input = Some(i.saturating_add(c));
+            }
+        }
+    }
+
+    fn account(&mut self, u: &Usage, out: &mut dyn Emit) {
         let mut delta = match u.basis {
             Basis::Delta => u.tokens,
             Basis::Cumulative => {
                 let of = u.of.as_deref().unwrap_or_default();
                 // Looked up by the borrowed name; the name is copied only for a new snapshot.
                 let prev = match self.snapshots.get_mut(&SnapshotOf(u.scope, of)) {
+                    Some(held) if fell(held, &u.tokens) => {
+                        // A cumulative figure below the one before it in its scope: the scope was
+                        // read wrong (a new turn with no start of its own), not a figure of 0.
+                        *held = u.tokens;
+                        out.report().basis("a cumulative snapshot below the one before it in its scope: a new count");
+                        Tokens::default()
+                    }
                     Some(held) => {
                         let prev = *held;
                         *held = prev.max(&u.tokens);
@@ -558,12 +629,13 @@ impl Normalizer {
             return;
         }
         let usage = Usage { scope: Scope::Run, basis: Basis::Delta, final_: true, of: None, model: None, tokens: gap };
-        self.account(&usage);
+        self.account(&usage, out);
         out.report().synthesized("usage");
         out.emit(&Record::new(origin, Event::Usage(usage)), &self.ctx);
     }
 
     fn complete_terminal(&mut self, t: &mut Terminal) {
+        // (The ledger's totals: a terminal's own figures went through `reconcile` first.)
         t.usage = if self.ctx.totals.is_empty() { None } else { Some(self.ctx.totals) };
         if t.cost_usd.is_none() {
             t.cost_usd = self.cost;
@@ -588,6 +660,15 @@ impl Normalizer {
             self.ctx.model = t.model.clone();
         }
     }
+}
+
+/// Whether a figure of `now` is below the same figure of `held` (both stated).
+fn fell(held: &Tokens, now: &Tokens) -> bool {
+    let below = |a: Option<u64>, b: Option<u64>| matches!((a, b), (Some(h), Some(n)) if n < h);
+    below(held.input, now.input)
+        || below(held.output, now.output)
+        || below(held.cache_read, now.cache_read)
+        || below(held.cache_write, now.cache_write)
 }
 
 #[cfg(test)]

@@ -17,6 +17,11 @@ pub enum Fate {
     PassedThrough,
 }
 
+/// What `synthesized` says where the source stated no usage and the target has no word for
+/// unknown usage (Claude's result, localcode's tokens), so that zeros were written: unknown is
+/// not zero (issue 54).
+pub const UNKNOWN_USAGE: &str = "usage as zeros (the source stated none: unknown, not zero)";
+
 /// Counts for one run (one input file or stream).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Report {
@@ -41,6 +46,13 @@ pub struct Report {
     pub synthesized: BTreeMap<String, u64>,
     /// Values cut to a length limit of the target (`kind.field`), with counts.
     pub truncated: BTreeMap<String, u64>,
+    /// Lines of the target's own dialect written anew rather than copied (not valid as they
+    /// stood in the target's current contract, or in the form asked for), by their kind.
+    pub rewritten: BTreeMap<String, u64>,
+    /// How usage figures were read where their numbers contradicted the reading the source's
+    /// contract gives them (an input below its own cache figures cannot include them), with
+    /// counts: the basis the totals are on.
+    pub basis: BTreeMap<String, u64>,
     /// The process exit status the target's terminal record states (localcode's and adal's
     /// `exit_code`, loom's `exit_status`), once it is written: what `exec` exits with, so that
     /// the stream and the process say one number.
@@ -87,9 +99,66 @@ impl Report {
         bump(&mut self.truncated, what);
     }
 
+    pub fn rewritten(&mut self, kind: &str) {
+        bump(&mut self.rewritten, kind);
+    }
+
+    /// Usage read on another basis than its contract's, and why.
+    pub fn basis(&mut self, how: &str) {
+        bump(&mut self.basis, how);
+    }
+
     /// Every line is exactly one of blank, bad, translated, passed through or dropped.
     pub fn accounted(&self) -> u64 {
         self.blank + self.bad + self.translated + self.passed_through + self.dropped
+    }
+}
+
+/// The report's cache of the members a target drops (records of another dialect's, whose extra
+/// members it has no place for): counted by the record's kind and the members' shape (a hash of
+/// their keys), their names read once per shape, and added to [`Report::dropped_fields`] by
+/// [`Lost::settle`]. A stream has a few such sets, met on every line: a short list finds them
+/// faster than reading the names of each record's members.
+#[derive(Debug, Default)]
+pub(crate) struct Lost {
+    sets: Vec<LostSet>,
+}
+
+/// The members of records of one kind, all with the same keys, that a target dropped.
+#[derive(Debug)]
+struct LostSet {
+    kind: &'static str,
+    shape: u64,
+    keys: Vec<String>,
+    count: u64,
+}
+
+/// Most sets [`Lost`] holds; past them, straight into the report.
+const LOST_SETS_HELD: usize = 32;
+
+impl Lost {
+    /// The members `extra` of a `kind` record are not written.
+    pub(crate) fn note(&mut self, kind: &'static str, extra: &crate::model::Extra, report: &mut Report) {
+        let shape = extra.shape();
+        if let Some(set) = self.sets.iter_mut().find(|d| d.shape == shape && d.kind == kind) {
+            set.count += 1;
+            return;
+        }
+        let keys = extra.keys().map(|k| k.into_owned());
+        if self.sets.len() < LOST_SETS_HELD {
+            self.sets.push(LostSet { kind, shape, keys: keys.collect(), count: 1 });
+        } else {
+            keys.for_each(|k| report.dropped_field(kind, &k));
+        }
+    }
+
+    /// Adds what was counted to the report.
+    pub(crate) fn settle(&mut self, report: &mut Report) {
+        for set in self.sets.drain(..) {
+            for key in &set.keys {
+                report.dropped_fields_n(set.kind, key, set.count);
+            }
+        }
     }
 }
 
@@ -132,6 +201,8 @@ impl fmt::Display for Report {
         list(f, "dropped events", &self.dropped_kinds)?;
         list(f, "dropped fields", &self.dropped_fields)?;
         list(f, "synthesized", &self.synthesized)?;
+        list(f, "rewritten (not valid as they stood)", &self.rewritten)?;
+        list(f, "usage read as", &self.basis)?;
         list(f, "truncated", &self.truncated)
     }
 }

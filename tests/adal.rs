@@ -320,8 +320,8 @@ fn a_call_taken_back_is_cancelled() {
     // A summary counts it as a call, not as a failure.
     let input: String = out.iter().map(|v| format!("{v}\n")).collect();
     let s = agentgate::summary::summarize(input.as_bytes(), "run", Some(Dialect::Adal), false);
-    let t = s.tool_calls();
-    assert_eq!((t.calls, t.failed), (1, 0));
+    let t = &s.tool_calls;
+    assert_eq!((t.total, t.failed), (1, 0));
 }
 
 /// adal.md, Event Types: `complete | exit_code, session_id, model` — both strings in its

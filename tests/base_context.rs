@@ -15,15 +15,14 @@ fn fixture(name: &str) -> Vec<u8> {
 fn uncarried(canonical: &str) -> Vec<u8> {
     let mut out = Vec::new();
     for mut line in common::values(canonical) {
-        if line["extra"]["carried_line"] == true {
+        if line["type"] == "repeat" {
             continue;
         }
-        if let Some(extra) = line.get_mut("extra").and_then(Value::as_object_mut) {
-            extra.shift_remove("line");
-            if extra.is_empty() {
-                line.as_object_mut().unwrap().shift_remove("extra");
-            }
+        let o = line.as_object_mut().unwrap();
+        if o["type"] != "extension" {
+            o.shift_remove("line");
         }
+        o.shift_remove("same_line");
         out.extend_from_slice(format!("{line}\n").as_bytes());
     }
     out
@@ -36,7 +35,7 @@ fn canonical(input: &[u8]) -> Vec<Value> {
 /// `source` written as base-context. From base-context itself the lines would be copied (see
 /// `a_valid_stream_comes_back_from_base_context_to_itself_line_for_line`), directly or through
 /// canonical, which carries them: so it goes through canonical with the carried lines taken
-/// out (a record's `line`, and the extension records that only carry one).
+/// out (a record's `line` and `same_line`, and the repeat records that only carry one).
 /// These tests hold the encoder's writing of each line from the model, which a base-context
 /// record's extra members feed.
 fn encode(source: &[u8], from: Dialect, deltas: bool) -> Vec<Value> {
@@ -656,9 +655,12 @@ fn a_run_whose_last_message_stopped_at_its_length_is_completed() {
     assert_eq!(canonical(stream.as_bytes()).last().unwrap()["outcome"], "completed");
 }
 
-/// Tokens are conserved: base-context's `input` excludes cache (notes 1.3), so a message whose
-/// usage raised a cache figure more than input cannot state it; what it lacks is taken from the
-/// next message's input, and the run reads back with the source's totals.
+/// Tokens are conserved and never clamped (issue 54): canonical input includes its cache
+/// figures, but a usage of input 0 with 80 read from cache contradicts that reading (an input
+/// below its own cache figure cannot include it), so the source's input is read as excluding
+/// cache from there on. base-context's `input` excludes cache (notes 1.3): each message carries
+/// its own figures (100; 0 and 80 read; 200), none borrowed from the next, and the run reads back
+/// as 100 + (0 + 80) + 200 = 380 input (canonical: including cache), 80 of it read from cache.
 #[test]
 fn a_usage_that_raised_only_a_cache_figure_keeps_the_run_totals() {
     let lines = concat!(
@@ -680,10 +682,10 @@ fn a_usage_that_raised_only_a_cache_figure_keeps_the_run_totals() {
             (l["message"]["usage"]["input"].as_u64().unwrap(), l["message"]["usage"]["cacheRead"].as_u64().unwrap())
         })
         .collect();
-    assert_eq!(usages, [(100, 0), (0, 80), (120, 0)]);
+    assert_eq!(usages, [(100, 0), (0, 80), (200, 0)]);
     let text: String = out.iter().map(|v| format!("{v}\n")).collect();
     let t = canonical(text.as_bytes()).pop().unwrap();
-    assert_eq!((t["usage"]["input"].as_u64(), t["usage"]["cache_read"].as_u64()), (Some(300), Some(80)));
+    assert_eq!((t["usage"]["input"].as_u64(), t["usage"]["cache_read"].as_u64()), (Some(380), Some(80)));
 }
 
 /// Cost is part of usage (issue "same dialect in"): a message's `usage.cost` (notes 1.3, USD)
@@ -753,7 +755,14 @@ fn a_message_without_message_start_keeps_its_origin() {
 
 /// base-context to itself, as a user runs it: the lines as read (no canonical hop).
 fn to_itself(source: &[u8]) -> String {
-    common::translate(source, Dialect::BaseContext, Dialect::BaseContext)
+    to_itself_in(source, false)
+}
+
+/// `source` translated to base-context, in the delta form (`--json-deltas`) or not.
+fn to_itself_in(source: &[u8], deltas: bool) -> String {
+    let mut opts = Options::new(Some(Dialect::BaseContext), Dialect::BaseContext);
+    opts.encode.json_deltas = deltas;
+    String::from_utf8(translate_bytes(source, &opts).0).unwrap()
 }
 
 /// What the model has no place for, written by hand from base-context-notes.md (1.1 scratch
@@ -782,12 +791,12 @@ fn a_valid_stream_comes_back_from_base_context_to_itself_line_for_line() {
         "\n"
     );
     assert_eq!(to_itself(stream.as_bytes()), stream);
-    // And every valid fixture, in both forms.
+    // And every valid fixture, each in its own form (`--json-deltas` for the delta form).
     for name in
         ["success", "deltas", "aborted", "compaction", "retry", "parallel-tools", "refusal", "no-deltas-unknown"]
     {
         let input = fixture(&format!("{name}.jsonl"));
-        assert_eq!(to_itself(&input), String::from_utf8(input).unwrap(), "{name}");
+        assert_eq!(to_itself_in(&input, name == "deltas"), String::from_utf8(input).unwrap(), "{name}");
     }
 }
 
@@ -822,7 +831,7 @@ fn a_cut_stream_copied_to_itself_is_closed_as_a_failed_loop() {
     let deltas = String::from_utf8(fixture("deltas.jsonl")).unwrap();
     let cut: String = deltas.lines().take(8).map(|l| format!("{l}\n")).collect();
     assert!(cut.lines().last().unwrap().contains("text_delta"), "{cut}");
-    let out = to_itself(cut.as_bytes());
+    let out = to_itself_in(cut.as_bytes(), true);
     let end =
         common::values(&out).into_iter().find(|l| l["type"] == "message_end" && l["message"]["role"] == "assistant");
     let end = end.unwrap();

@@ -7,7 +7,8 @@ mod common;
 
 use serde_json::{json, Value};
 
-use agentgate::Dialect;
+use agentgate::pipeline::translate_bytes;
+use agentgate::{Dialect, Options};
 
 fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(common::fixtures().join("claude-code").join(name)).unwrap()
@@ -232,10 +233,23 @@ fn stream_event_partials_are_read_as_deltas_and_the_assistant_lines_add_nothing_
     let t = out.last().unwrap();
     assert_eq!((t["usage"]["input"].as_u64(), t["usage"]["output"].as_u64()), (Some(2134), Some(51)));
     assert_eq!(t["final_text"], "It is a demo project.");
-    // Written back unchanged, directly and through the canonical stream.
-    assert_eq!(common::translate(&input, Dialect::ClaudeCode, Dialect::ClaudeCode).as_bytes(), &input[..]);
+    // Written back unchanged with --include-partial-messages, directly and through the
+    // canonical stream; without it, the plain form: the same lines less the stream_event ones
+    // ("The full assistant lines still follow: deltas add no content and no usage").
+    let partial = |from: Dialect, input: &[u8], on: bool| {
+        let mut opts = Options::new(Some(from), Dialect::ClaudeCode);
+        opts.encode.include_partial_messages = on;
+        String::from_utf8(translate_bytes(input, &opts).0).unwrap()
+    };
     let via = common::translate(&input, Dialect::ClaudeCode, Dialect::Canonical);
-    assert_eq!(common::translate(via.as_bytes(), Dialect::Canonical, Dialect::ClaudeCode).as_bytes(), &input[..]);
+    assert_eq!(partial(Dialect::ClaudeCode, &input, true).as_bytes(), &input[..]);
+    assert_eq!(partial(Dialect::Canonical, via.as_bytes(), true).as_bytes(), &input[..]);
+    let text = String::from_utf8(input.clone()).unwrap();
+    let plain: String =
+        text.lines().filter(|l| !l.contains(r#""type":"stream_event""#)).map(|l| format!("{l}\n")).collect();
+    assert_ne!(plain, text);
+    assert_eq!(partial(Dialect::ClaudeCode, &input, false), plain);
+    assert_eq!(partial(Dialect::Canonical, via.as_bytes(), false), plain);
 
     // Deltas short of the whole block: the assistant line gives the rest, once.
     let short = String::from_utf8(input.clone()).unwrap().replace(r#""text":"demo project."}"#, r#""text":"demo "}"#);
@@ -421,4 +435,24 @@ fn calls_a_source_gave_no_id_get_toolu_ids_and_named_calls_keep_theirs() {
     for id in source_ids {
         assert!(out.contains(&format!("\"id\":\"{id}\"")), "{id} kept");
     }
+}
+
+/// Issue 54, part 3: a base-context reader takes the *last* assistant message as the answer.
+/// success.jsonl's answer is "Two files: main.rs, lib.rs." (its assistant line: 1 output token);
+/// its result states 61 output tokens where the messages state 8 + 1 (52 more), and
+/// total_cost_usd 0.022831. The answer's message is the last assistant message, and it carries both: output
+/// 1 + 52 = 53 and cost.total 0.022831 (not zeros), with no empty message after it.
+#[test]
+fn the_answer_is_base_contexts_last_assistant_message_with_the_runs_extra_usage_and_cost() {
+    let out = common::values(&common::translate(&fixture("success.jsonl"), Dialect::ClaudeCode, Dialect::BaseContext));
+    let ends: Vec<&Value> =
+        out.iter().filter(|l| l["type"] == "message_end" && l["message"]["role"] == "assistant").collect();
+    let last = &ends.last().unwrap()["message"];
+    assert_eq!(last["content"], json!([{"type": "text", "text": "Two files: main.rs, lib.rs."}]));
+    assert_eq!(last["usage"]["output"], 53);
+    assert_eq!(last["usage"]["cost"]["total"], 0.022831);
+    let (_, summary, _) =
+        translate_bytes(&fixture("success.jsonl"), &Options::new(Some(Dialect::ClaudeCode), Dialect::BaseContext));
+    // The messages before it had no cost of their own: zeros, said for them alone.
+    assert_eq!(summary.report.synthesized.get("message.usage.cost (zeros)"), Some(&(ends.len() as u64 - 1)));
 }

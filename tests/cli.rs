@@ -112,15 +112,29 @@ fn an_input_that_cannot_be_read_is_named_on_stderr_and_exits_74_after_the_termin
     }
 }
 
+/// A directory as input is its runs, as summary, validate and detect read one (issue 59): each
+/// of its *.jsonl files translated in sorted order, then the file after it.
 #[test]
-fn a_directory_given_as_input_cannot_be_opened_and_the_other_files_are_still_translated() {
-    let dir = fixture("adal");
+fn a_directory_given_as_input_is_its_files_translated_in_order() {
+    let dir = std::env::temp_dir().join(format!("agentgate-cli-dir-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("b")).unwrap();
+    std::fs::copy(fixture("adal/failed.jsonl"), dir.join("a.jsonl")).unwrap();
+    std::fs::copy(fixture("adal/success.jsonl"), dir.join("b/c.jsonl")).unwrap();
+    std::fs::write(dir.join("notes.txt"), "not a run").unwrap();
     let file = fixture("adal/success.jsonl");
-    let out = bin().args(["--to", "localcode", &dir, &file]).output().unwrap();
-    assert_eq!(out.status.code(), Some(66));
-    let err = text(&out.stderr);
-    assert_eq!(err, format!("agentgate: {dir}: cannot open: is a directory\n"));
-    assert_eq!(last_json(&out.stdout)["status"], "ok", "the file after it is translated");
+    let out = bin().args(["--to", "localcode", dir.to_str().unwrap(), &file]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let statuses: Vec<String> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["type"] == "result")
+        .map(|v| v["status"].as_str().unwrap().to_string())
+        .collect();
+    // a.jsonl (a failed run: localcode's outcome table writes status "incomplete"), b/c.jsonl,
+    // then the file after the folder.
+    assert_eq!(statuses, ["incomplete", "ok", "ok"], "{}", text(&out.stdout));
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -229,11 +243,17 @@ fn strict_makes_the_first_bad_line_fatal_after_writing_the_terminal_record() {
 }
 
 #[test]
-fn a_bom_crlf_line_endings_and_blank_lines_are_accepted_silently() {
+fn a_bom_and_crlf_line_endings_are_accepted_silently_and_a_blank_line_is_named() {
     let input = "\u{feff}{\"type\":\"answer\",\"content\":\"hi\"}\r\n\r\n{\"type\":\"complete\",\"exit_code\":0,\"session_id\":\"s\",\"model\":\"m\"}\r\n";
     let out = run_with_stdin(&["--to", "localcode"], input.as_bytes());
-    assert_eq!(text(&out.stderr), "");
+    assert_eq!(text(&out.stderr), "agentgate: <stdin>:2: blank line\n");
+    assert_eq!(out.status.code(), Some(0));
     assert_eq!(last_json(&out.stdout)["final_text"], "hi");
+    // Fatal under --strict (65), after the terminal record.
+    let out = run_with_stdin(&["--to", "localcode", "--strict"], input.as_bytes());
+    assert_eq!(out.status.code(), Some(65));
+    assert_eq!(last_json(&out.stdout)["type"], "result");
+    assert!(text(&out.stderr).starts_with("agentgate: <stdin>:2: blank line\n"), "{}", text(&out.stderr));
 }
 
 #[test]
@@ -408,7 +428,7 @@ fn validate_accepts_a_valid_stream_and_names_each_problem_of_an_invalid_one() {
     assert_eq!(bad.status.code(), Some(1));
     assert_eq!(
         text(&bad.stdout),
-        "<stdin>:1: tool_result.id \"x\" names no earlier tool_call\n<stdin>:2: blank line (in JSON Lines every line is one JSON value)\n<stdin>:3: complete.exit_code: expected Integer, got \"0\"\n<stdin>:3: complete.model: null where a value is required\n"
+        "<stdin>:1: tool_result.id \"x\" names no earlier tool_call\n<stdin>:2: blank line (in JSON Lines every line is one JSON value)\n<stdin>:3: complete.exit_code: expected an integer, got \"0\"\n<stdin>:3: complete.model: null where a value is required\n"
     );
 
     let cut = bin().args(["validate", &fixture("localcode/truncated.jsonl")]).output().unwrap();

@@ -112,7 +112,19 @@ fn codex_to_codex_is_the_same_stream_directly_and_through_canonical() {
     for name in ["success.jsonl", "mcp-and-declined.jsonl", "resumed.jsonl", "turn-failed.jsonl", "cut.jsonl"] {
         let input = fixture(name);
         let direct = common::translate(&input, Dialect::Codex, Dialect::Codex);
-        assert_eq!(direct.as_bytes(), &input[..], "{name}");
+        if name == "cut.jsonl" {
+            // Cut short: the lines as read, then the open call closed and the turn failed, as
+            // the stream's end (codex.md: "At turn end, items still open get a closing
+            // item.completed"; "A stream that ends without turn.completed or turn.failed is
+            // incomplete").
+            assert!(direct.as_bytes().starts_with(&input), "{name}");
+            let added = common::values(&direct[input.len()..]);
+            assert_eq!(added.len(), 2, "{direct}");
+            assert_eq!((&added[0]["type"], &added[0]["item"]["id"]), (&json!("item.completed"), &json!("item_1")));
+            assert_eq!(added[1]["type"], "turn.failed");
+        } else {
+            assert_eq!(direct.as_bytes(), &input[..], "{name}");
+        }
         let via = common::translate(&input, Dialect::Codex, Dialect::Canonical);
         assert_eq!(
             common::translate(via.as_bytes(), Dialect::Canonical, Dialect::Codex),
@@ -201,5 +213,49 @@ fn exec_as_codex_exits_as_codex_does() {
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(code), "{file}");
+    }
+}
+
+/// codex.md: `declined` is a command that was "not run". A call that ran and was cancelled (a
+/// timeout, an interrupt) is `failed`, with no exit code (it did not exit) and the reason after
+/// its output; it is not written `declined` (issue 54, part 3).
+#[test]
+fn a_cancelled_call_is_failed_with_no_exit_code_and_its_reason_not_declined() {
+    let input = concat!(
+        r#"{"v":1,"type":"tool_call","id":"c1","name":"bash","arguments":{"command":"sleep 100"}}"#,
+        "\n",
+        r#"{"v":1,"type":"tool_result","id":"c1","status":"cancelled","output":"started","error":"timed out after 10s"}"#,
+        "\n",
+        r#"{"v":1,"type":"terminal","outcome":"timeout"}"#,
+        "\n",
+    );
+    let out = common::values(&common::translate(input.as_bytes(), Dialect::Canonical, Dialect::Codex));
+    let done = out.iter().find(|l| l["type"] == "item.completed").expect("the call's item.completed");
+    let item = &done["item"];
+    assert_eq!(item["type"], "command_execution");
+    assert_eq!(item["status"], "failed");
+    assert_eq!(item["exit_code"], Value::Null);
+    assert_eq!(item["aggregated_output"], "started\ntimed out after 10s");
+}
+
+/// Unknown usage is unknown, not zero (issue 54, part 2): codex's failed turn states no usage;
+/// Claude's result and localcode's tokens have no word for unknown, so they carry zeros and the
+/// report says so. A run that stated its usage says nothing of the kind.
+#[test]
+fn a_failed_turn_without_usage_is_written_as_zeros_and_said() {
+    for to in [Dialect::ClaudeCode, Dialect::Localcode] {
+        let (_, summary, _) = agentgate::translate_bytes(
+            &fixture("turn-failed.jsonl"),
+            &agentgate::Options::new(Some(Dialect::Codex), to),
+        );
+        assert_eq!(
+            summary.report.synthesized.get(agentgate::report::UNKNOWN_USAGE),
+            Some(&1),
+            "{to}: {:?}",
+            summary.report.synthesized
+        );
+        let (_, summary, _) =
+            agentgate::translate_bytes(&fixture("success.jsonl"), &agentgate::Options::new(Some(Dialect::Codex), to));
+        assert_eq!(summary.report.synthesized.get(agentgate::report::UNKNOWN_USAGE), None, "{to}");
     }
 }

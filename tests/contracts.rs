@@ -30,8 +30,9 @@ fn every_output_validates_against_its_target_contract() {
         for target in Dialect::all() {
             let out = common::translate(&case.input, case.dialect, target);
             for (line, problem) in check_stream(target.contract(), &out) {
-                // Lines of unknown kinds are passed through unchanged within one dialect.
-                if case.dialect == target && common::unknown_kind(&problem) {
+                // Within one dialect, valid lines are copied as they were read: lines of unknown
+                // kinds, and a writer's habits the spec does not state (member order), stay so.
+                if case.dialect == target && (common::unknown_kind(&problem) || problem.starts_with("warning: ")) {
                     continue;
                 }
                 failures.push(format!("{} to {target}: line {line}: {problem}", case.path.display()));
@@ -54,7 +55,7 @@ fn the_checker_catches_numbers_where_localcode_wants_strings_and_sums_that_do_no
     );
     let p = problems("localcode", text);
     assert!(p.iter().any(|x| x.starts_with("1: tool_start.index")), "{p:?}");
-    assert!(p.iter().any(|x| x.starts_with("3: tokens.prompt is Some(11)")), "{p:?}");
+    assert!(p.iter().any(|x| x.starts_with("3: tokens.prompt is 11, but")), "{p:?}");
     assert_eq!(p.len(), 2, "{p:?}");
 }
 

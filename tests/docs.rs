@@ -21,9 +21,17 @@ fn the_readme_outcome_table_matches_the_contracts() {
     let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     let lc = Dialect::Localcode.contract();
     let adal = Dialect::Adal.contract();
+    let gemini = |o: Outcome| {
+        let c = Dialect::Gemini.contract();
+        let (status, code) = (c.outcome_str(o, "status").unwrap(), c.outcome_code(o, "exit_code").unwrap());
+        match c.outcome_str(o, "error_type") {
+            Some(kind) => format!("{status} / {kind} / {code}"),
+            None => format!("{status} / {code}"),
+        }
+    };
     for o in Outcome::iter() {
         let row = format!(
-            "| {} | {} / {} / {} | {} | {} | {} | {} | {} / {} | {} / {} | {} |",
+            "| {} | {} / {} / {} | {} | {} | {} | {} | {} / {} | {} / {} | {} | {} |",
             o.name(),
             lc.outcome_str(o, "status").unwrap(),
             lc.outcome_code(o, "exit_code").unwrap(),
@@ -36,6 +44,7 @@ fn the_readme_outcome_table_matches_the_contracts() {
             Dialect::ClaudeCode.contract().outcome_code(o, "exit_code").unwrap(),
             Dialect::Codex.contract().outcome_str(o, "turn").unwrap(),
             Dialect::Codex.contract().outcome_code(o, "exit_code").unwrap(),
+            gemini(o),
             Dialect::Canonical.contract().outcome_str(o, "outcome").unwrap(),
         );
         assert!(readme.contains(&row), "README lacks the row {row}");
@@ -83,7 +92,15 @@ fn anchor(heading: &str) -> String {
 fn every_link_in_the_docs_resolves_in_the_repository() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut checked = 0;
-    for doc in ["README.md", "CONTRIBUTING.md", "docs/usage.md", "docs/mapping.md", "docs/performance.md"] {
+    for doc in [
+        "README.md",
+        "CONTRIBUTING.md",
+        "docs/usage.md",
+        "docs/mapping.md",
+        "docs/performance.md",
+        "docs/acp.md",
+        "docs/testing.md",
+    ] {
         let path = root.join(doc);
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{doc}: {e}"));
         for (at, _) in text.match_indices("](") {
@@ -111,8 +128,8 @@ fn every_link_in_the_docs_resolves_in_the_repository() {
 #[test]
 fn the_readme_is_for_users_and_short() {
     let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    assert!(readme.lines().count() <= 200, "{} lines", readme.lines().count());
-    for needed in ["cargo install", "Rust 1.82", "~/.cargo/bin", "cargo test", "## Exit status", "agentgate summary"] {
+    assert!(readme.lines().count() < 250, "{} lines", readme.lines().count());
+    for needed in ["cargo install", "Rust 1.88", "~/.cargo/bin", "cargo test", "## Exit status", "agentgate summary"] {
         assert!(readme.contains(needed) || readme.contains(&needed.replace('~', "$HOME")), "README lacks {needed}");
     }
 }

@@ -300,14 +300,16 @@ fn exec_as_claude_code_answers_the_sdks_handshake_and_passes_the_prompt_on() {
 
 /// With `--from` naming the agent's dialect, the prompt goes where its `mappings/` entry says
 /// the agent takes one: localcode after `--goal` (localcode.md: `localcode run --goal "..."
-/// --json`), codex as the last argument (codex.md: `codex exec --json [OPTIONS] PROMPT`), wuu
-/// on stdin (its spec names no flag).
+/// --json`), codex as the last argument (codex.md: `codex exec --json [OPTIONS] PROMPT`), gemini
+/// after `-p` (gemini.md: "Prompt: `-p PROMPT`: the contract's prompt is this flag"), wuu on
+/// stdin (its spec names no flag).
 #[test]
 fn exec_as_claude_code_gives_the_prompt_the_way_the_agent_takes_one() {
     use std::io::Write;
     let cases = [
         ("localcode", "localcode/success.jsonl", "--goal|fix it|"),
         ("codex", "codex/success.jsonl", "fix it|"),
+        ("gemini", "gemini/success.jsonl", "-p|fix it|"),
         ("wuu", "wuu/success.jsonl", "stdin:fix it"),
     ];
     for (from, file, want) in cases {

@@ -27,7 +27,18 @@ fn escapes_the_target_would_not_write_are_rewritten_as_it_writes_them() {
     // ensure_ascii-style escapes, an escaped slash, upper-case hex, and Go's specials raw.
     let literal = r#"caf\u00e9 \/ \u001F a<b>&c \"q\"\n\ud83d\ude42"#;
     let chars: String = serde_json::from_str(&format!("\"{literal}\"")).unwrap();
+    // adal to adal copies the valid line as it was read: the same value, the same bytes.
     let out = common::translate(&adal_run(literal), Dialect::Adal, Dialect::Adal);
+    assert!(result_line(&out, "tool_result").contains(literal), "{out}");
+    // Written anew by adal's encoder (through canonical, without the line it carries).
+    let canonical: String = common::values(&common::translate(&adal_run(literal), Dialect::Adal, Dialect::Canonical))
+        .into_iter()
+        .map(|mut l| {
+            l.as_object_mut().unwrap().shift_remove("line");
+            format!("{l}\n")
+        })
+        .collect();
+    let out = common::translate(canonical.as_bytes(), Dialect::Canonical, Dialect::Adal);
     let line = result_line(&out, "tool_result");
     // serde_json's own escapes for the same characters, byte for byte.
     let want = serde_json::to_string(&chars).unwrap();

@@ -301,3 +301,92 @@ fn an_unknown_member_of_a_tool_calls_entry_comes_back() {
     let via = common::translate(input.as_bytes(), Dialect::Loom, Dialect::Canonical);
     assert_eq!(common::translate(via.as_bytes(), Dialect::Canonical, Dialect::Loom), input);
 }
+
+/// loom.md, Approval: "Written just before the terminal record when the run stopped
+/// ApprovalRequired." A stream cut after its Approval did not stop so (its terminal is made: the
+/// input ended without one): the Approval is not written, and the report says it was dropped.
+#[test]
+fn an_approval_is_written_only_just_before_an_approval_required_terminal() {
+    let whole = String::from_utf8(fixture("loom/approval-required.jsonl")).unwrap();
+    let cut: String = whole.lines().take_while(|l| !l.contains("\"Terminal\"")).map(|l| format!("{l}\n")).collect();
+    assert!(cut.lines().last().unwrap().contains("\"Approval\""));
+    let (out, summary, _) =
+        agentgate::translate_bytes(cut.as_bytes(), &agentgate::Options::new(Some(Dialect::Loom), Dialect::Loom));
+    let out = String::from_utf8(out).unwrap();
+    let kinds: Vec<String> = common::values(&out).iter().map(|l| l["kind"].as_str().unwrap().to_string()).collect();
+    assert_eq!(kinds.last().map(String::as_str), Some("Terminal"));
+    assert!(!kinds.iter().any(|k| k == "Approval"), "{kinds:?}");
+    assert_eq!(common::values(&out).last().unwrap()["exit_status"], 1, "failed: the input ended without a terminal");
+    assert_eq!(summary.report.dropped_kinds.get("approval (the run did not stop ApprovalRequired)"), Some(&1));
+    assert!(agentgate::contract::check_stream(Dialect::Loom.contract(), &out).is_empty());
+    // An Approval a line away from its terminal goes just before it.
+    let mut lines: Vec<&str> = whole.lines().collect();
+    let at = lines.iter().position(|l| l.contains("\"Approval\"")).unwrap();
+    let approval = lines.remove(at);
+    lines.insert(at - 1, approval);
+    let moved: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    assert_eq!(common::translate(moved.as_bytes(), Dialect::Loom, Dialect::Loom), whole);
+}
+
+#[test]
+fn validate_holds_an_approval_to_its_terminal_both_ways() {
+    let whole = String::from_utf8(fixture("loom/approval-required.jsonl")).unwrap();
+    let check = |text: &str| agentgate::contract::check_stream(Dialect::Loom.contract(), text);
+    assert!(check(&whole).is_empty());
+    // Cut after the Approval: the stream ends after it (and has no terminal).
+    let cut: String = whole.lines().take_while(|l| !l.contains("\"Terminal\"")).map(|l| format!("{l}\n")).collect();
+    let n = cut.lines().count() as u64;
+    let found = check(&cut);
+    assert!(
+        found.iter().any(|(line, m)| *line == n && m.contains("\"Approval\" line must come just before a terminal")),
+        "{found:?}"
+    );
+    // An Approval before a Completed terminal.
+    let completed = whole.replace("\"stop_reason\":\"ApprovalRequired\"", "\"stop_reason\":\"Completed\"");
+    let found = check(&completed);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].1.contains("not before \"Terminal\""), "{found:?}");
+}
+
+/// Issue 54: loom passes the vendor's figures "not normalized", and an input below its own
+/// cache figure cannot include it. Usage{input_tokens: 210, cache_creation_input_tokens: 1024}
+/// is 210 uncached + 1024 written to cache: canonical input 1234 (it includes cache).
+#[test]
+fn an_input_below_its_cache_figure_is_read_as_excluding_it() {
+    let input = concat!(
+        r#"{"kind":"Turn","model":"m","phase":"Classification","schema_version":1,"turn":1,"turn_stop":"EndTurn"}"#,
+        "\n",
+        r#"{"cache_creation_input_tokens":1024,"final_usage":true,"input_tokens":210,"kind":"Usage","model":"m","output_tokens":7,"schema_version":1,"turn":1}"#,
+        "\n",
+        r#"{"exit_status":0,"kind":"Terminal","schema_version":1,"steps":0,"stop_reason":"Completed"}"#,
+        "\n",
+    );
+    let t = common::values(&common::translate(input.as_bytes(), Dialect::Loom, Dialect::Canonical));
+    let usage = &t.last().unwrap()["usage"];
+    assert_eq!(
+        (usage["input"].as_u64(), usage["cache_write"].as_u64(), usage["output"].as_u64()),
+        (Some(1234), Some(1024), Some(7))
+    );
+    // base-context's input excludes cache: 210 and 1024, not 0 and 1024.
+    let bc = common::values(&common::translate(input.as_bytes(), Dialect::Loom, Dialect::BaseContext));
+    let end = bc.iter().rfind(|l| l["type"] == "message_end").unwrap();
+    assert_eq!(end["message"]["usage"]["input"], 210);
+    assert_eq!(end["message"]["usage"]["cacheWrite"], 1024);
+    // Claude's input_tokens excludes cache too.
+    let cc = common::values(&common::translate(input.as_bytes(), Dialect::Loom, Dialect::ClaudeCode));
+    let result = cc.last().unwrap();
+    assert_eq!(result["usage"]["input_tokens"], 210);
+    assert_eq!(result["usage"]["cache_creation_input_tokens"], 1024);
+    // codex's input includes cache: 1234, of which none read from cache.
+    let cx = common::values(&common::translate(input.as_bytes(), Dialect::Loom, Dialect::Codex));
+    assert_eq!(cx.last().unwrap()["usage"]["input_tokens"], 1234);
+    // The report says the basis the numbers forced.
+    let (_, summary, _) = agentgate::translate_bytes(
+        input.as_bytes(),
+        &agentgate::Options::new(Some(Dialect::Loom), Dialect::BaseContext),
+    );
+    assert!(summary.report.basis.keys().any(|k| k.contains("input excluding cache")), "{:?}", summary.report.basis);
+    // `summary` states input including cache (README): 1234, not 210.
+    let s = agentgate::summary::summarize(input.as_bytes(), "run", Some(Dialect::Loom), false);
+    assert_eq!((s.tokens.input, s.tokens.cache_write), (Some(1234), Some(1024)));
+}

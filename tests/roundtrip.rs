@@ -7,13 +7,15 @@ use agentgate::Dialect;
 
 /// Fixtures that are not valid, complete streams of their dialect, and why.
 const NOT_ROUND_TRIPPABLE: &[(&str, &str)] = &[
+    ("malformed-line", "a line that is not JSON (gemini's stdout noise) is said and skipped"),
+    ("signal", "cut off (gemini's signal path): the output gains a terminal record"),
+    ("tolerated", "a tool result with no call, a result without stats: written anew"),
     ("truncated", "cut off: the output gains a terminal record"),
     ("no-result", "cut off: the output gains a terminal record"),
     (
         "cut",
         "cut off: the output gains a terminal record (claude-code's result; codex's own test covers its cut stream)",
     ),
-    ("failed-error-status", "status \"error\" is read, but written as the spec's \"incomplete\""),
 ];
 
 fn skip(name: &str) -> bool {
@@ -25,7 +27,7 @@ fn same_dialect_translation_gives_back_the_same_values() {
     let mut checked = 0;
     for case in common::cases().iter().filter(|c| !skip(&c.name)) {
         let input = std::str::from_utf8(&case.input).unwrap();
-        let out = common::translate(&case.input, case.dialect, case.dialect);
+        let out = common::translate_in_own_form(&case.input, case.dialect, case.dialect);
         assert_eq!(common::values(&out), common::values(input), "{} to itself", case.path.display());
         checked += 1;
     }
@@ -37,7 +39,7 @@ fn through_canonical_and_back_gives_the_same_values() {
     for case in common::cases().iter().filter(|c| !skip(&c.name) && c.dialect != Dialect::Canonical) {
         let input = std::str::from_utf8(&case.input).unwrap();
         let canonical = common::translate(&case.input, case.dialect, Dialect::Canonical);
-        let back = common::translate(canonical.as_bytes(), Dialect::Canonical, case.dialect);
+        let back = common::translate_in_own_form(canonical.as_bytes(), Dialect::Canonical, case.dialect);
         assert_eq!(common::values(&back), common::values(input), "{} through canonical", case.path.display());
     }
 }

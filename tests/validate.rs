@@ -133,16 +133,13 @@ fn loom_breaks_are_caught() {
         Severity::Problem,
         "schema_version 2",
     );
-    // Terminal: stop_reason absent only when the run failed, with its error.
-    one(
-        Dialect::Loom,
-        &broken(Dialect::Loom, -1, |v| {
-            v.as_object_mut().unwrap().remove("stop_reason");
-            v["exit_status"] = json!(1);
-        }),
-        Severity::Problem,
-        "none of \"stop_reason\", \"error\"",
-    );
+    // Terminal: stop_reason absent only when the run failed, with its error. (The run's
+    // Approval is left out: it stands only before an ApprovalRequired terminal.)
+    let mut v: Vec<Value> = lines(&valid(Dialect::Loom)).into_iter().filter(|l| l["kind"] != "Approval").collect();
+    let end = v.last_mut().unwrap();
+    end.as_object_mut().unwrap().remove("stop_reason");
+    end["exit_status"] = json!(1);
+    one(Dialect::Loom, &join(&v), Severity::Problem, "none of \"stop_reason\", \"error\"");
     // Turn.phase is one of three.
     one(Dialect::Loom, &broken(Dialect::Loom, 0, |v| v["phase"] = json!("Planning")), Severity::Problem, "phase");
     // A null where a field is absent.
@@ -154,9 +151,11 @@ fn base_context_breaks_are_caught() {
     let d = Dialect::BaseContext;
     // The header's cwd is required (notes 4.2).
     one(d, &broken(d, 0, |v| drop(v.as_object_mut().unwrap().remove("cwd"))), Severity::Problem, "cwd");
-    // No header at all: another generation (upstream Pi) or a startup failure, a warning.
+    // No header at all: another generation (upstream Pi) or a startup failure: read, but a
+    // reader of the current stream finds no header (base-context.md: "The first line is the
+    // session header"): one problem that names the generation (issue 54).
     let text = valid(d);
-    one(d, text.split_once('\n').unwrap().1, Severity::Warning, "another generation");
+    one(d, text.split_once('\n').unwrap().1, Severity::Problem, "upstream Pi stream (another generation");
     // An assistant stopReason outside the five.
     let i =
         lines(&text).iter().rposition(|l| l["type"] == "message_end" && l["message"]["role"] == "assistant").unwrap();
@@ -204,8 +203,9 @@ fn adal_breaks_are_caught() {
     let r = lines(&text).iter().position(|l| l["type"] == "tool_result").unwrap() as isize;
     // A tool_result status outside completed / failed / cancelled.
     one(d, &broken(d, r, |v| v["status"] = json!("done")), Severity::Problem, "\"done\"");
-    // The older generation's words: a warning that names the generation.
-    one(d, &broken(d, r, |v| v["status"] = json!("success")), Severity::Warning, "older generation");
+    // The older generation's words: read, but a problem that names the generation (a current
+    // reader knows completed / failed / cancelled only).
+    one(d, &broken(d, r, |v| v["status"] = json!("success")), Severity::Problem, "an older adal stream");
     // exit code 2 needs a permission_denied before it.
     one(d, &broken(d, -1, |v| v["exit_code"] = json!(2)), Severity::Problem, "permission_denied");
     // A result for a call never made.
@@ -219,7 +219,7 @@ fn adal_breaks_are_caught() {
 }
 
 #[test]
-fn an_older_adal_stream_is_one_warning_not_a_wall_of_problems() {
+fn an_older_adal_stream_is_one_problem_that_names_it_not_a_wall_of_problems() {
     // adal-notes.md: the older generation's tool_result has no id or output, status success/error.
     let text = concat!(
         "{\"type\":\"tool_call\",\"id\":\"a\",\"name\":\"bash\",\"args\":{\"command\":\"ls\"}}\n",
@@ -229,9 +229,27 @@ fn an_older_adal_stream_is_one_warning_not_a_wall_of_problems() {
         "{\"type\":\"complete\",\"exit_code\":0,\"session_id\":\"s\",\"model\":\"m\"}\n",
     );
     let f = findings(Dialect::Adal, text);
-    assert!(f.iter().all(|x| x.0 == Severity::Warning), "{f:?}");
-    assert!(f.iter().any(|x| x.2.contains("an older generation of the adal stream")), "{f:?}");
-    assert!(f.len() <= 3, "{f:?}");
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(f[0].0, Severity::Problem, "{f:?}");
+    assert_eq!(f[0].1, "generation", "{f:?}");
+    assert!(f[0].2.starts_with("an older adal stream"), "{f:?}");
+    assert!(f[0].2.contains("read, but a current reader rejects it"), "{f:?}");
+    // The command line exits 1 with that one line.
+    let out = Command::new(env!("CARGO_BIN_EXE_agentgate"))
+        .args(["validate", "--dialect", "adal", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin.take().unwrap().write_all(text.as_bytes())?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let said = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(said.lines().count(), 1, "{said}");
+    assert!(said.starts_with("<stdin>:2: an older adal stream"), "{said}");
 }
 
 #[test]
@@ -334,7 +352,8 @@ fn the_ordering_and_code_rules_are_caught() {
     // base-context: a run whose last loop never ends is reported incomplete.
     let text = valid(Dialect::BaseContext);
     let v: Vec<Value> = lines(&text).into_iter().filter(|l| l["type"] != "agent_end").collect();
-    one(Dialect::BaseContext, &join(&v), Severity::Problem, "never settles");
+    // A warning: its end is the exit status, and a run that failed at startup has none.
+    one(Dialect::BaseContext, &join(&v), Severity::Warning, "never settles");
 }
 
 #[test]
@@ -385,4 +404,97 @@ fn codex_breaks_are_caught() {
     let mut v = lines(&text);
     v.insert(2, json!({"type": "item.completed", "item": {"id": "item_9", "type": "hologram", "beam": 1}}));
     assert_eq!(findings(d, &join(&v)), vec![]);
+}
+
+/// The kinds of line a dialect's run ends with: its terminal record, or what stands for one.
+fn ending_kinds(d: Dialect) -> Vec<&'static str> {
+    match d {
+        Dialect::Codex => vec!["turn.completed", "turn.failed"],
+        Dialect::ClaudeCode => vec!["result"],
+        Dialect::BaseContext => vec!["agent_end"],
+        Dialect::Localcode | Dialect::Wuu | Dialect::Gemini => vec!["result"],
+        Dialect::Adal => vec!["complete"],
+        Dialect::Loom => vec!["Terminal"],
+        Dialect::Canonical => vec!["terminal"],
+        other => panic!("{other} has no streams of its own"),
+    }
+}
+
+#[test]
+fn a_run_without_its_ending_is_a_problem_in_every_dialect_and_a_warning_where_the_spec_allows_it() {
+    for d in Dialect::all() {
+        let kind_key = if d == Dialect::Loom { "kind" } else { "type" };
+        let v: Vec<Value> = lines(&valid(d))
+            .into_iter()
+            .filter(|l| !ending_kinds(d).contains(&l[kind_key].as_str().unwrap_or("")))
+            .collect();
+        let f = findings(d, &join(&v));
+        let ending: Vec<_> = f.iter().filter(|x| ["terminal", "ends", "settles"].contains(&x.1.as_str())).collect();
+        assert_eq!(ending.len(), 1, "{d}: {f:?}");
+        // base-context: no terminal record in the stream; its end is the exit status, and a run
+        // that failed at startup has none (base-context.md, Completion and Errors).
+        let severity = if d == Dialect::BaseContext { Severity::Warning } else { Severity::Problem };
+        assert_eq!(ending[0].0, severity, "{d}: {f:?}");
+    }
+}
+
+#[test]
+fn validate_exits_1_for_a_cut_codex_or_claude_code_run() {
+    for (rel, says) in [
+        ("codex/cut.jsonl", "the run has no ending (no \"turn.completed\" or \"turn.failed\")"),
+        ("claude-code/cut.jsonl", "the run has no ending (no \"result\")"),
+    ] {
+        let path = common::fixtures().join(rel);
+        let out = Command::new(env!("CARGO_BIN_EXE_agentgate")).arg("validate").arg(&path).output().unwrap();
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{rel}: {said}");
+        assert!(said.contains(says), "{rel}: {said}");
+    }
+}
+
+#[test]
+fn a_codex_turn_started_again_after_its_ending_needs_one_of_its_own() {
+    let text = fixture("codex/success.jsonl");
+    let v = lines(&text);
+    assert!(findings(Dialect::Codex, &text).iter().all(|x| x.1 != "ends"));
+    let mut again = v.clone();
+    again.push(json!({"type": "turn.started"}));
+    let f = findings(Dialect::Codex, &join(&again));
+    assert!(f.iter().any(|x| x.0 == Severity::Problem && x.2.contains("after the last \"turn.started\"")), "{f:?}");
+}
+
+/// Where `summary` says a run had no terminal record, `validate` says the run has no ending:
+/// the same files, by the same rule, whatever the dialect.
+#[test]
+fn validate_finds_no_ending_exactly_where_summary_finds_no_terminal_record() {
+    let mut files: Vec<std::path::PathBuf> = common::cases().into_iter().map(|c| c.path).collect();
+    let real = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/real");
+    if real.is_dir() {
+        for d in std::fs::read_dir(&real).unwrap().flatten().filter(|d| d.path().is_dir()) {
+            files.extend(
+                std::fs::read_dir(d.path())
+                    .unwrap()
+                    .flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.extension().is_some_and(|x| x == "jsonl")),
+            );
+        }
+    } else {
+        eprintln!("skipped ../shared/real: not found (the fixtures alone are checked)");
+    }
+    let mut checked = 0;
+    for path in files {
+        let bytes = std::fs::read(&path).unwrap();
+        let run = agentgate::summarize(&bytes[..], "f", None, false);
+        let Some(d) = run.dialect else { continue };
+        if d == Dialect::Acp {
+            continue;
+        }
+        let said = run.problems.iter().any(|p| p.starts_with("no terminal record"));
+        let text = String::from_utf8_lossy(&bytes);
+        let found = findings(d, &text).iter().any(|x| ["terminal", "ends", "settles"].contains(&x.1.as_str()));
+        assert_eq!(said, found, "{}: summary {:?}", path.display(), run.problems);
+        checked += 1;
+    }
+    assert!(checked > 50, "{checked}");
 }

@@ -243,7 +243,7 @@ fn a_refusal_of_a_call_already_started_fails_that_call_without_starting_it_again
 
     // And the summary counts the refused call once.
     let s = agentgate::summary::summarize(input.as_bytes(), "run", Some(Dialect::Adal), false);
-    assert_eq!((s.tool_calls().calls, s.tool_calls().failed), (1, 1));
+    assert_eq!((s.tool_calls.total, s.tool_calls.failed), (1, 1));
 }
 
 #[test]
@@ -303,8 +303,8 @@ fn a_refusal_of_a_call_that_already_failed_ends_it_once() {
     );
 
     let s = agentgate::summary::summarize(REFUSED_AFTER_FAILING.as_bytes(), "run", Some(Dialect::Adal), false);
-    let t = s.tool_calls();
-    assert_eq!((t.calls, t.failed), (1, 1));
+    let t = &s.tool_calls;
+    assert_eq!((t.total, t.failed), (1, 1));
 }
 
 #[test]
@@ -431,9 +431,9 @@ fn the_session_lines_made_for_another_dialect_have_every_member_the_spec_lists()
             "workspace_root"
         ]
     );
-    assert!(
-        out[0]["protocol_version"].is_i64() && out[0]["max_parallel"].is_i64() && out[0]["permissions"].is_object()
-    );
+    // The string form wuu's own docs and runner tests write.
+    assert_eq!(out[0]["protocol_version"], "wuu-app-server/v0.1");
+    assert!(out[0]["max_parallel"].is_i64() && out[0]["permissions"].is_object());
     assert_eq!(out[1]["type"], "thread_started");
     assert_eq!(keys(&out[1]), ["cwd", "model", "provider", "thread_id", "type"]);
 }
@@ -507,8 +507,8 @@ fn a_bash_calls_command_twins_come_back_from_wuu_to_itself_as_they_were() {
     assert_eq!(started["arguments"], tool["arguments"]);
 }
 
-/// Through canonical, a twin's output delta is held once where it repeats the one before it
-/// (`repeats_delta`), and whole where it does not (wuu.md calls it "the same output as
+/// Through canonical, a twin's line is a repeat record that carries it, whether its output
+/// delta repeats the one before it or not (wuu.md calls it "the same output as
 /// tool_output_delta"; a stream that differs still comes back as it was).
 #[test]
 fn a_twins_output_comes_back_through_canonical_whether_or_not_it_repeats() {
@@ -540,12 +540,11 @@ fn a_twins_output_comes_back_through_canonical_whether_or_not_it_repeats() {
         s += "\n";
         s
     };
-    for (twin, between, held_once) in
-        [("a.txt <b>\n", false, true), ("a.txt\n", false, false), ("a.txt <b>\n", true, false)]
-    {
+    for (twin, between) in [("a.txt <b>\n", false), ("a.txt\n", false), ("a.txt <b>\n", true)] {
         let input = stream(twin, between);
         let canonical = common::translate(input.as_bytes(), Dialect::Wuu, Dialect::Canonical);
-        assert_eq!(canonical.matches("a.txt").count(), if held_once { 1 } else { 2 }, "{canonical}");
+        // The twin is a repeat record, carrying its line.
+        assert!(canonical.contains(r#""type":"repeat""#), "{canonical}");
         let back = common::translate(canonical.as_bytes(), Dialect::Canonical, Dialect::Wuu);
         let direct = common::translate(input.as_bytes(), Dialect::Wuu, Dialect::Wuu);
         assert_eq!(back, direct, "twin delta {twin:?}");
@@ -607,6 +606,164 @@ fn every_command_twin_of_a_bash_call_names_the_call_and_its_command() {
         r#"{"item_id":"b2","name":"bash","thread_id":"thread-7","turn_id":"turn-1","type":"command_removed"}"#
     );
     // Twins are one call: read back, the run counts its calls as the source did.
-    let calls = |text: &str, d| agentgate::summary::summarize(text.as_bytes(), "run", Some(d), false).tools;
+    let calls =
+        |text: &str, d| agentgate::summary::summarize(text.as_bytes(), "run", Some(d), false).tool_calls.by_name;
     assert_eq!(calls(&out, Dialect::Wuu), calls(input, Dialect::Canonical), "{out}");
+}
+
+#[test]
+fn a_string_protocol_version_validates_and_is_kept_as_read() {
+    // wuu's runner tests write `"protocol_version":"wuu-app-server/v0.1"`; the spec names the
+    // member without a type. A number stays a number.
+    for version in [r#""wuu-app-server/v0.1""#, "2"] {
+        let line = format!(
+            r#"{{"effort":"","max_parallel":0,"model":"m","permissions":{{"mode":"standard"}},"protocol_version":{version},"provider":"p","type":"session_configured","variant":"","workspace_root":"/repo"}}"#
+        );
+        let text = format!(
+            "{line}\n{}\n",
+            r#"{"final_message":"","run_id":"","status":"failed","thread_id":"","trace_path":"","turn_id":"","type":"result"}"#
+        );
+        let findings = agentgate::contract::check_stream(Dialect::Wuu.contract(), &text);
+        assert!(findings.is_empty(), "{version}: {findings:?}");
+        let out = common::translate(text.as_bytes(), Dialect::Wuu, Dialect::Wuu);
+        assert_eq!(out, text, "{version}");
+    }
+}
+
+/// Issue 54's two-turn run: usage snapshots are cumulative per turn (wuu.md: "use the latest
+/// snapshot per turn"), not across turns. Turn 1 says 1184 input, then 1184 input with 512
+/// read from cache: its input stayed put while its cache rose, so the input cannot include the
+/// cache (the report says so) and turn 1 is 1184 uncached + 512 from cache. Turn 2 says 1391
+/// input with 1100 from cache: 1391 uncached + 1100 (the run's reading holds). base-context
+/// (input excludes cache) then carries 1184 and 1391 of input, 512 and 1100 of cache read:
+/// the 2575 input tokens the source states, never a difference below zero read as 0.
+const TWO_TURNS: &str = concat!(
+    r#"{"cwd":"/w","model":"m","provider":"p","thread_id":"th","type":"thread_started"}"#,
+    "\n",
+    r#"{"thread_id":"th","turn_id":"t1","type":"turn_started"}"#,
+    "\n",
+    r#"{"cache_creation_tokens":0,"cache_read_tokens":0,"input_tokens":1184,"output_tokens":10,"thread_id":"th","turn_id":"t1","type":"usage_updated"}"#,
+    "\n",
+    r#"{"cache_creation_tokens":0,"cache_read_tokens":512,"input_tokens":1184,"output_tokens":20,"thread_id":"th","turn_id":"t1","type":"usage_updated"}"#,
+    "\n",
+    r#"{"awaiting_auto_continuation":true,"input_tokens":1184,"output_tokens":20,"thread_id":"th","trace_path":"","turn_id":"t1","type":"turn_completed"}"#,
+    "\n",
+    r#"{"thread_id":"th","turn_id":"t2","type":"turn_started"}"#,
+    "\n",
+    r#"{"cache_creation_tokens":0,"cache_read_tokens":1100,"input_tokens":1391,"output_tokens":30,"thread_id":"th","turn_id":"t2","type":"usage_updated"}"#,
+    "\n",
+    r#"{"message":"done","thread_id":"th","turn_id":"t2","type":"agent_message_final"}"#,
+    "\n",
+    r#"{"awaiting_auto_continuation":false,"input_tokens":1391,"output_tokens":30,"thread_id":"th","trace_path":"","turn_id":"t2","type":"turn_completed"}"#,
+    "\n",
+    r#"{"final_message":"done","run_id":"r","status":"completed","thread_id":"th","trace_path":"","turn_id":"t2","type":"result"}"#,
+    "\n",
+);
+
+#[test]
+fn two_turns_of_snapshots_conserve_every_turns_input() {
+    let bc = common::values(&common::translate(TWO_TURNS.as_bytes(), Dialect::Wuu, Dialect::BaseContext));
+    let usage: Vec<(u64, u64, u64)> = bc
+        .iter()
+        .filter(|l| l["type"] == "message_end" && l["message"]["role"] == "assistant")
+        .map(|l| {
+            let u = &l["message"]["usage"];
+            (u["input"].as_u64().unwrap(), u["cacheRead"].as_u64().unwrap(), u["output"].as_u64().unwrap())
+        })
+        .collect();
+    let sum = usage.iter().fold((0, 0, 0), |a, u| (a.0 + u.0, a.1 + u.1, a.2 + u.2));
+    assert_eq!(sum, (1184 + 1391, 512 + 1100, 20 + 30), "{usage:?}");
+    assert!(usage.iter().any(|u| u.0 == 1391 && u.1 == 1100), "turn 2 as one message: {usage:?}");
+    // Canonical input includes cache: 1184 + 512 + 1391 + 1100.
+    let t = common::values(&common::translate(TWO_TURNS.as_bytes(), Dialect::Wuu, Dialect::Canonical));
+    let u = &t.last().unwrap()["usage"];
+    assert_eq!(
+        (u["input"].as_u64(), u["cache_read"].as_u64(), u["output"].as_u64()),
+        (Some(4187), Some(1612), Some(50))
+    );
+    // Claude's result: input excludes cache.
+    let cc = common::values(&common::translate(TWO_TURNS.as_bytes(), Dialect::Wuu, Dialect::ClaudeCode));
+    let r = &cc.last().unwrap()["usage"];
+    assert_eq!((r["input_tokens"].as_u64(), r["cache_read_input_tokens"].as_u64()), (Some(2575), Some(1612)));
+    let (_, summary, _) = agentgate::translate_bytes(
+        TWO_TURNS.as_bytes(),
+        &agentgate::Options::new(Some(Dialect::Wuu), Dialect::BaseContext),
+    );
+    assert!(
+        summary.report.basis.keys().any(|k| k.contains("stayed put while its cache")),
+        "{:?}",
+        summary.report.basis
+    );
+}
+
+/// A turn's snapshots with no turn start between two turns (the second turn's first snapshot
+/// below the first turn's last, in the same scope): the second is a new count, not a
+/// difference of 0.
+#[test]
+fn a_snapshot_below_the_one_before_it_is_a_new_count_not_zero() {
+    let input = concat!(
+        r#"{"cache_creation_tokens":0,"cache_read_tokens":0,"input_tokens":1184,"output_tokens":20,"type":"usage_updated"}"#,
+        "\n",
+        r#"{"cache_creation_tokens":0,"cache_read_tokens":0,"input_tokens":391,"output_tokens":30,"type":"usage_updated"}"#,
+        "\n",
+        r#"{"final_message":"done","run_id":"r","status":"completed","thread_id":"th","trace_path":"","turn_id":"t2","type":"result"}"#,
+        "\n",
+    );
+    let t = common::values(&common::translate(input.as_bytes(), Dialect::Wuu, Dialect::Canonical));
+    let u = &t.last().unwrap()["usage"];
+    assert_eq!((u["input"].as_u64(), u["output"].as_u64()), (Some(1184 + 391), Some(50)));
+}
+
+/// A bash call wuu refused (status `denied`, issue 54 part 3): it did not run, so it is a
+/// refusal, not a failed call: Claude's result lists it in `permission_denials`, codex writes
+/// its command `declined` ("not run", codex.md), adal a `permission_denied` with the reason.
+const DENIED: &str = concat!(
+    r#"{"cwd":"/repo","model":"m","provider":"p","thread_id":"th","type":"thread_started"}"#,
+    "\n",
+    r#"{"thread_id":"th","turn_id":"t1","type":"turn_started"}"#,
+    "\n",
+    r#"{"arguments":"{\"command\":\"./deploy.sh\"}","item_id":"item-2","name":"bash","thread_id":"th","turn_id":"t1","type":"tool_started"}"#,
+    "\n",
+    r#"{"arguments":"{\"command\":\"./deploy.sh\"}","command":"./deploy.sh","item_id":"item-2","name":"bash","thread_id":"th","turn_id":"t1","type":"command_started"}"#,
+    "\n",
+    r#"{"error":"not allowed","item_id":"item-2","name":"bash","status":"denied","thread_id":"th","turn_id":"t1","type":"tool_completed"}"#,
+    "\n",
+    r#"{"arguments":"{\"command\":\"./deploy.sh\"}","command":"./deploy.sh","error":"not allowed","item_id":"item-2","name":"bash","status":"denied","thread_id":"th","turn_id":"t1","type":"command_completed"}"#,
+    "\n",
+    r#"{"message":"I may not deploy.","thread_id":"th","turn_id":"t1","type":"agent_message_final"}"#,
+    "\n",
+    r#"{"awaiting_auto_continuation":false,"input_tokens":10,"output_tokens":5,"thread_id":"th","trace_path":"","turn_id":"t1","type":"turn_completed"}"#,
+    "\n",
+    r#"{"final_message":"I may not deploy.","run_id":"r","status":"completed","thread_id":"th","trace_path":"","turn_id":"t1","type":"result"}"#,
+    "\n",
+);
+
+#[test]
+fn a_refused_tool_status_is_a_refusal_in_every_target() {
+    for word in ["declined", "denied", "rejected", "permission_denied"] {
+        let input = DENIED.replace("\"status\":\"denied\"", &format!("\"status\":\"{word}\""));
+        let cc = common::values(&common::translate(input.as_bytes(), Dialect::Wuu, Dialect::ClaudeCode));
+        let result = cc.last().unwrap();
+        assert_eq!(
+            result["permission_denials"],
+            json!([{"tool_name": "bash", "tool_use_id": "item-2", "tool_input": {"command": "./deploy.sh"}}]),
+            "{word}"
+        );
+        assert_eq!(result["result"], "I may not deploy.", "{word}");
+        let cx = common::values(&common::translate(input.as_bytes(), Dialect::Wuu, Dialect::Codex));
+        let done: Vec<&serde_json::Value> =
+            cx.iter().filter(|l| l["type"] == "item.completed" && l["item"]["type"] == "command_execution").collect();
+        assert_eq!(done.len(), 1, "{word}");
+        assert_eq!(
+            (&done[0]["item"]["status"], &done[0]["item"]["exit_code"]),
+            (&json!("declined"), &json!(null)),
+            "{word}"
+        );
+        let ad = common::values(&common::translate(input.as_bytes(), Dialect::Wuu, Dialect::Adal));
+        let denied = ad.iter().find(|l| l["type"] == "permission_denied").expect(word);
+        assert_eq!(
+            (&denied["id"], &denied["name"], &denied["reason"]),
+            (&json!("item-2"), &json!("bash"), &json!("not allowed"))
+        );
+    }
 }

@@ -6,7 +6,11 @@ answers its initialize handshake; once more with include_partial_messages, whose
 messages must build the assistant messages that follow them. The typed messages (result subtype, is_error, usage, cost, tool uses and
 results) are held to the facts agentgate's canonical translation of the fixture states.
 
-Usage: python claude_sdk_check.py AGENTGATE FIXTURES_DIR WRAPPER
+With ACP_WRAPPER and FACTS (a JSON file), the same client runs an ACP agent built on the
+official ACP SDK (scripts/sdk/acp-fake-agent.mjs) behind `agentgate exec --as claude-code --from
+acp`, once per scenario, and holds what it gives to the facts the scenario scripts.
+
+Usage: python claude_sdk_check.py AGENTGATE FIXTURES_DIR WRAPPER [ACP_WRAPPER FACTS]
 """
 import asyncio
 import json
@@ -19,6 +23,7 @@ from claude_agent_sdk._internal.message_parser import parse_message
 from claude_agent_sdk.types import StreamEvent, TextBlock, ToolResultBlock, ToolUseBlock
 
 AGENTGATE, FIXTURES, WRAPPER = sys.argv[1:4]
+ACP_WRAPPER, ACP_FACTS = (sys.argv[4:6] + [None, None])[:2]
 
 
 def facts(path):
@@ -109,6 +114,10 @@ async def end_to_end(path, partial=False):
     return [m async for m in query(prompt="go", options=options)]
 
 
+async def query_all(options):
+    return [m async for m in query(prompt="go", options=options)]
+
+
 def main():
     passed = failed = 0
     for dialect in sorted(os.listdir(FIXTURES)):
@@ -140,6 +149,28 @@ def main():
             else:
                 passed += 1
                 print(f"ok   {dialect}/{name}: {want['outcome']}")
+    if ACP_WRAPPER:
+        for scenario, f in json.load(open(ACP_FACTS, encoding="utf-8")).items():
+            want = {"outcome": f["outcome"], "final_text": f.get("text", ""), "cost": None, "results": 1,
+                    "usage": {"input": f.get("input", 0), "output": f.get("output", 0)}, "calls": f.get("calls", 0)}
+            env = {"AGENTGATE": AGENTGATE, "AGENTGATE_SCENARIO": scenario, "AGENTGATE_PERMISSION": f.get("permission", "deny"),
+                   "AGENTGATE_TIMEOUT": f.get("timeout", ""),
+                   "CLAUDE_AGENT_SDK_SKIP_VERSION_CHECK": "1"}
+            problems = []
+            try:
+                messages = asyncio.run(query_all(ClaudeAgentOptions(cli_path=ACP_WRAPPER, env=env)))
+                problems += check(messages, want)
+                if want["outcome"] != "completed":
+                    problems.append(f"a {want['outcome']} run did not raise")
+            except Exception as e:  # noqa: BLE001 - the check reports whatever the SDK raised
+                if want["outcome"] == "completed" or "error result" not in str(e):
+                    problems.append(f"raised {type(e).__name__}: {e}")
+            if problems:
+                failed += 1
+                print(f"FAIL acp/{scenario}\n  " + "\n  ".join(problems))
+            else:
+                passed += 1
+                print(f"ok   acp/{scenario}: {want['outcome']}")
     print(f"claude-sdk: {passed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -3,13 +3,16 @@
 // `agentgate exec --as codex -- cat FIXTURE`, for a fixture of every source dialect, and the
 // typed result it gives (final response, usage, items, or the error of a failed turn) is held
 // to the facts agentgate's canonical translation of the same fixture states.
-// Usage: node codex-sdk-check.mjs AGENTGATE FIXTURES_DIR WRAPPER
+// With ACP_WRAPPER, the same client also runs an ACP agent built on the official ACP SDK
+// (acp-fake-agent.mjs) behind `agentgate exec --as codex --from acp`, once per scenario, held to
+// the facts the scenario scripts.
+// Usage: node codex-sdk-check.mjs AGENTGATE FIXTURES_DIR WRAPPER [ACP_WRAPPER]
 import { Codex } from "@openai/codex-sdk";
 import { execFileSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 
-const [agentgate, fixtures, wrapper] = process.argv.slice(2);
+const [agentgate, fixtures, wrapper, acpWrapper] = process.argv.slice(2);
 let passed = 0, failed = 0;
 
 function facts(file) {
@@ -48,6 +51,29 @@ for (const dialect of readdirSync(fixtures).sort()) {
     }
     if (problems.length) { failed++; console.log(`FAIL ${dialect}/${f}\n  ${problems.join("\n  ")}`); }
     else { passed++; console.log(`ok   ${dialect}/${f}: ${want.outcome}`); }
+  }
+}
+if (acpWrapper) {
+  const { FACTS } = await import(new URL("./acp-fake-agent.mjs", import.meta.url).href);
+  for (const [scenario, want] of Object.entries(FACTS)) {
+    const env = { ...process.env, AGENTGATE: agentgate, AGENTGATE_SCENARIO: scenario, AGENTGATE_PERMISSION: want.permission ?? "deny", AGENTGATE_TIMEOUT: want.timeout ?? "" };
+    const thread = new Codex({ codexPathOverride: acpWrapper, env }).startThread({ skipGitRepoCheck: true });
+    const problems = [];
+    try {
+      const turn = await thread.run("go");
+      if (want.outcome !== "completed") problems.push(`a ${want.outcome} run read as a completed turn`);
+      if (turn.finalResponse !== want.text) problems.push(`finalResponse ${JSON.stringify(turn.finalResponse)}, want ${JSON.stringify(want.text)}`);
+      const u = turn.usage ?? {};
+      if (u.input_tokens !== want.input || u.output_tokens !== want.output) problems.push(`usage ${JSON.stringify(u)}`);
+      const calls = turn.items.filter((i) => ["command_execution", "mcp_tool_call", "file_change", "web_search", "collab_tool_call"].includes(i.type));
+      if (calls.length !== want.calls) problems.push(`${calls.length} call items, want ${want.calls}`);
+    } catch (e) {
+      if (want.outcome === "completed") problems.push(`a completed run threw: ${e.message}`);
+      // codex.json's outcome table: a turn.failed message says which outcome it was.
+      else if (want.outcome !== "failed" && !e.message.includes(`${want.outcome}:`)) problems.push(`threw ${JSON.stringify(e.message)} for a ${want.outcome} run`);
+    }
+    if (problems.length) { failed++; console.log(`FAIL acp/${scenario}\n  ${problems.join("\n  ")}`); }
+    else { passed++; console.log(`ok   acp/${scenario}: ${want.outcome}`); }
   }
 }
 console.log(`codex-sdk: ${passed} passed, ${failed} failed`);

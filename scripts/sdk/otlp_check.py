@@ -60,7 +60,8 @@ def check(path, semconv):
                     for span in ss["spans"]:
                         spans.append(json.loads(json.dumps(span)))
                         for key, form in HEX.items():
-                            if key in span:
+                            # The root's parent is empty bytes: "" in either form.
+                            if span.get(key):
                                 assert form.match(span[key]), f"line {n}: {key} {span[key]!r}"
                                 span[key] = base64.b64encode(bytes.fromhex(span[key])).decode()
             json_format.Parse(json.dumps(doc), ExportTraceServiceRequest(), ignore_unknown_fields=False)
@@ -69,7 +70,7 @@ def check(path, semconv):
             for rm in doc["resourceMetrics"]:
                 for sm in rm["scopeMetrics"]:
                     metrics.extend(sm["metrics"])
-    roots = [s for s in spans if "parentSpanId" not in s]
+    roots = [s for s in spans if not s.get("parentSpanId")]
     assert len(roots) == 1, f"{len(roots)} roots"
     root = roots[0]
     if facts["dialect"] == "canonical":
@@ -82,14 +83,19 @@ def check(path, semconv):
     assert len({s["traceId"] for s in spans}) == 1
     tools = [s for s in spans if s["name"].startswith("execute_tool ")]
     assert len(tools) == facts["tool_calls"]["total"], (len(tools), facts["tool_calls"])
-    failed_tools = [s for s in tools if s.get("status", {}).get("code") == 2]
+    failed_tools = [s for s in tools if (s.get("status") or {}).get("code") == 2]
     assert len(failed_tools) >= facts["tool_calls"]["failed"], (len(failed_tools), facts["tool_calls"])
     chats = [attrs(s["attributes"]) for s in spans if s["name"].startswith("chat ")]
     tokens = facts["tokens"]
+    # The run's usage is its requests': summed over every span, as receivers sum it, each
+    # token counts once; the root names no provider (it is no model call) and carries none.
+    everything = [attrs(s["attributes"]) for s in spans]
     for key, fact in (("gen_ai.usage.input_tokens", "input"), ("gen_ai.usage.output_tokens", "output")):
         want = tokens.get(fact) or 0
         assert sum(c.get(key, 0) for c in chats) == want, (key, [c.get(key) for c in chats], want)
-        assert attrs(root["attributes"]).get(key, 0) == want, (key, "root")
+        assert sum(a.get(key, 0) for a in everything) == want, (key, "over all spans")
+    assert not any(k.startswith("gen_ai.usage.") or k == "gen_ai.provider.name"
+                   for k in attrs(root["attributes"])), "root"
     if semconv == "released":
         usage = [m for m in metrics if m["name"] == "gen_ai.client.token.usage"]
         points = [p for m in usage for p in m["histogram"]["dataPoints"]]
@@ -101,7 +107,7 @@ def check(path, semconv):
         if chats:
             assert sums.get("gen_ai.client.inference.usage.input_tokens", 0) == (tokens.get("input") or 0), sums
             assert sums.get("gen_ai.client.inference.usage.output_tokens", 0) == (tokens.get("output") or 0), sums
-    status = root.get("status", {})
+    status = root.get("status") or {}
     if facts["outcome"] == "completed":
         assert status.get("code", 0) == 0, status
     else:
@@ -110,8 +116,32 @@ def check(path, semconv):
     return f"{facts['outcome']}, {len(spans)} spans, {len(tools)} tools"
 
 
+# The dialects agentgate reads: a folder of streams of another (the real transcripts of an agent
+# not read yet) is listed as skipped, as scripts/check-real.py does; never a file of one it reads.
+known = {line.split()[0] for line in run("dialects").decode().splitlines() if line.split()}
+skipped = {}
+
+
+def dialect_of(folder, path):
+    """The dialect folder a stream sits in (the first folder below the one given)."""
+    rel = path.relative_to(folder).parts
+    return rel[0] if len(rel) > 1 else None
+
+
 # The streams themselves, not the golden outputs kept beside the fixtures.
-for path in sorted(p for folder in folders for p in folder.glob("**/*.jsonl") if "expected" not in p.parts):
+paths = []
+for folder in folders:
+    for p in sorted(folder.glob("**/*.jsonl")):
+        if "expected" in p.parts:
+            continue
+        d = dialect_of(folder, p)
+        if d is not None and d not in known:
+            skipped.setdefault(folder / d, []).append(p)
+            continue
+        paths.append(p)
+for d, ps in sorted(skipped.items()):
+    print(f"SKIP {d.name}/: {len(ps)} streams of a dialect agentgate does not read yet")
+for path in paths:
     for semconv in ("released", "latest"):
         name = f"{path.parent.name}/{path.name} ({semconv})"
         try:

@@ -39,6 +39,19 @@ pub fn forward_signals(pid: u32, seen: Arc<AtomicI32>) -> Option<signal_hook::it
     }
 }
 
+/// SIGTERM to the agent's process group, then SIGKILL after `grace` unless `finished` first.
+fn terminate(pid: u32, grace: Duration, finished: &AtomicBool) {
+    kill(pid, libc::SIGTERM);
+    let start = Instant::now();
+    while start.elapsed() < grace {
+        if finished.load(Ordering::SeqCst) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    kill(pid, libc::SIGKILL);
+}
+
 /// Stops the agent at `limit` unless `finished` first: SIGTERM (`timed_out` set), then
 /// SIGKILL after `grace`.
 pub fn stop_after(pid: u32, limit: Duration, grace: Duration, timed_out: Arc<AtomicBool>, finished: Arc<AtomicBool>) {
@@ -51,14 +64,38 @@ pub fn stop_after(pid: u32, limit: Duration, grace: Duration, timed_out: Arc<Ato
             std::thread::sleep(Duration::from_millis(20).min(limit));
         }
         timed_out.store(true, Ordering::SeqCst);
-        kill(pid, libc::SIGTERM);
-        let start = Instant::now();
-        while start.elapsed() < grace {
+        terminate(pid, grace, &finished);
+    });
+}
+
+/// Stops the agent as soon as the reader of agentgate's stdout is gone (`| head -1` read its
+/// line), not at agentgate's next write: an agent can be quiet for minutes, and nobody is left
+/// to read what it costs. SIGTERM, then SIGKILL after `grace`, unless `finished` first. Only
+/// for a stdout that is a pipe or a socket: poll(2) says POLLERR (pipe) or POLLHUP (socket)
+/// once its other end is closed.
+pub fn stop_when_unread(pid: u32, grace: Duration, gone: Arc<AtomicBool>, finished: Arc<AtomicBool>) {
+    // SAFETY: fstat on our own stdout into a zeroed stat buffer.
+    let watched = unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        libc::fstat(libc::STDOUT_FILENO, &mut st) == 0
+            && matches!(st.st_mode & libc::S_IFMT, libc::S_IFIFO | libc::S_IFSOCK)
+    };
+    if !watched {
+        return;
+    }
+    std::thread::spawn(move || {
+        loop {
             if finished.load(Ordering::SeqCst) {
                 return;
             }
-            std::thread::sleep(Duration::from_millis(20));
+            let mut fd = libc::pollfd { fd: libc::STDOUT_FILENO, events: 0, revents: 0 };
+            // SAFETY: poll(2) on one pollfd we own; no event asked, errors and hang-ups come anyway.
+            let n = unsafe { libc::poll(&mut fd, 1, 50) };
+            if n > 0 && fd.revents & (libc::POLLERR | libc::POLLHUP) != 0 {
+                break;
+            }
         }
-        kill(pid, libc::SIGKILL);
+        gone.store(true, Ordering::SeqCst);
+        terminate(pid, grace, &finished);
     });
 }

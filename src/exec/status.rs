@@ -18,8 +18,16 @@ pub fn target_status(to: Dialect, outcome: Outcome) -> u8 {
 }
 
 /// The run's end as the agent's exit says it, for a stream without a terminal record: our
-/// timeout (`timed_out`, after that long), a signal, a non-zero status, else incomplete.
-pub fn describe(program: &str, s: ExitStatus, timed_out: Option<Duration>, signal: i32) -> Terminal {
+/// timeout (`timed_out`, after that long), a signal, what the source dialect's contract says
+/// the exit code means there (`exit_without_terminal`: gemini exits 0 when a signal reached its
+/// worker), a non-zero status, else incomplete.
+pub fn describe(
+    program: &str,
+    source: Option<Dialect>,
+    s: ExitStatus,
+    timed_out: Option<Duration>,
+    signal: i32,
+) -> Terminal {
     if let Some(limit) = timed_out {
         let mut t = Terminal::new(Outcome::Timeout);
         t.reason = Some(format!("timeout: {program} was stopped after {}", humanize(limit)));
@@ -28,6 +36,13 @@ pub fn describe(program: &str, s: ExitStatus, timed_out: Option<Duration>, signa
     if let Some(sig) = s.signal().or((signal != 0).then_some(signal)) {
         let mut t = Terminal::new(Outcome::Interrupted);
         t.reason = Some(format!("{program} ended by signal {sig}"));
+        return t;
+    }
+    let said = source.zip(s.code()).and_then(|(d, code)| d.contract().exit_without_terminal.get(&code.to_string()));
+    if let (Some(&outcome), Some(code)) = (said, s.code()) {
+        let mut t = Terminal::new(outcome);
+        t.reason = Some(format!("{program} exited with status {code} without a terminal record"));
+        t.exit_code = Some(i64::from(code));
         return t;
     }
     match s.code() {
@@ -63,8 +78,9 @@ pub fn exit_status(
         let got = s.code().map(i64::from);
         if let (Some(expected), Some(got)) = (expected, got) {
             // A failure code the agent gives for any unfinished run agrees with every outcome
-            // but a completed one (mappings/adal.json's failure_exit).
-            let any_failure = outcome != Outcome::Completed && c.failure_exit == Some(got);
+            // but a completed one (mappings/adal.json's failure_exit; gemini's are many:
+            // failure_exit_any).
+            let any_failure = outcome != Outcome::Completed && (c.failure_exit_any || c.failure_exit == Some(got));
             if expected != got && !any_failure {
                 eprintln!(
                     "agentgate: the stream says {} (exit status {expected} for {source}) but {program} exited {got}; the stream's terminal record stands",
@@ -105,18 +121,19 @@ pub fn exit_status(
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
     let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(s.len()));
-    let n: f64 = num.parse().map_err(|_| format!("not a duration: {s:?} (try 30s, 500ms, 2m)"))?;
+    let n: f64 =
+        num.parse().map_err(|_| format!("not a duration: {} (try 30s, 500ms, 2m)", agentgate::error::quoted(s)))?;
     let secs = match unit {
         "" | "s" => n,
         "ms" => n / 1000.0,
         "m" => n * 60.0,
         "h" => n * 3600.0,
-        _ => return Err(format!("not a duration: {s:?} (units: ms, s, m, h)")),
+        _ => return Err(format!("not a duration: {} (units: ms, s, m, h)", agentgate::error::quoted(s))),
     };
     Ok(Duration::from_secs_f64(secs))
 }
 
-fn humanize(d: Duration) -> String {
+pub fn humanize(d: Duration) -> String {
     let ms = d.as_millis();
     if ms % 1000 == 0 {
         format!("{}s", ms / 1000)

@@ -22,11 +22,6 @@ pub enum Member<'a> {
 }
 
 impl<'a> Member<'a> {
-    /// Whether the member is a string that `layout` writes as it was read.
-    pub(crate) fn is_str_as_written(&self, layout: crate::json::layout::Layout) -> bool {
-        matches!(self, Member::Raw(r, as_is) if r.starts_with('"') && as_is.in_layout(layout) == Some(true))
-    }
-
     /// A member holding `v`.
     pub fn value(v: Value) -> Self {
         Member::Value(Box::new(v))

@@ -35,7 +35,7 @@ pub use number::write_number;
 pub use object::Object;
 pub use serialize::{write_serialize, SerError};
 pub use text::{char_len, cut_chars, split_chars, Name, Text};
-pub use value::{to_compact, write_line, write_value};
+pub use value::{quoted, to_compact, write_line, write_value};
 
 #[cfg(test)]
 mod tests {

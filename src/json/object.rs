@@ -31,21 +31,6 @@ use crate::json::value::write_value;
 /// Objects with more members than this are checked for repeated keys through a real map.
 const SMALL: usize = 32;
 
-/// Whether key `k` sorts after `before` (`""`: none yet), for a decoder that checks a line's keys
-/// are in order. Keys are short and most differ early: compared a byte at a time in place, as
-/// `str`'s order does, rather than by a call to `memcmp` (a call that showed in wuu to wuu's
-/// profile).
-#[inline]
-pub(crate) fn sorts_after(k: &str, before: &str) -> bool {
-    let (a, b) = (k.as_bytes(), before.as_bytes());
-    for (x, y) in a.iter().zip(b) {
-        if x != y {
-            return x > y;
-        }
-    }
-    a.len() > b.len()
-}
-
 /// Whether JSON `text` nests arrays and objects about as deep as serde_json allows (128) or
 /// deeper. Only a line with that many brackets is scanned, skipping strings.
 fn too_deep(text: &[u8]) -> bool {
@@ -641,12 +626,6 @@ mod tests {
         fn plain_counts_are_read_as_the_standard_parser_reads_them(text in "[0-9]{0,21}|[0-9]{0,3}[-+. a]?[0-9]{0,3}") {
             let expected = if plain_u64(&text) { text.parse::<u64>().ok() } else { None };
             prop_assert_eq!(plain_u64_value(&text), expected);
-        }
-
-        // Keys sharing long prefixes, of every length, and non-ASCII bytes (UTF-8 sorts as its bytes).
-        #[test]
-        fn keys_sort_as_strings_do(a in "[ab\u{e9}]{0,6}", b in "[ab\u{e9}]{0,6}") {
-            prop_assert_eq!(sorts_after(&a, &b), a > b);
         }
 
         #[test]

@@ -70,3 +70,9 @@ pub fn write_line(out: &mut Vec<u8>, value: &Value, layout: Layout) {
     write_value(out, value, layout);
     out.push(b'\n');
 }
+
+/// `text` as a JSON string literal, quotes and escapes included (`"a\u001b"`): how a message
+/// quotes a value from the input, in the input's own notation rather than Rust's (`\u{1b}`).
+pub fn quoted(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_else(|_| format!("\"{text}\""))
+}

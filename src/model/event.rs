@@ -28,45 +28,64 @@ pub enum Event {
     Session(Session),
     /// A turn (one user request) began.
     TurnStart {
+        /// The turn's id, where the source gives one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<String>,
     },
     /// A turn ended. `status` is the turn's own status word where the source has one.
     TurnEnd {
+        /// The id of the turn that ended, where the source gives one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<String>,
+        /// The turn's own status word, where the source has one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         status: Option<String>,
+        /// Why the turn ended, in the source's words.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
     },
     /// A round (one model request) began.
     RoundStart {
+        /// The round's id, where the source gives one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<String>,
+        /// The round's number, as the source counts rounds.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         index: Option<u64>,
     },
     /// A round ended; `stop` is why the model stopped (tool calls, end of turn, length...).
     RoundEnd {
+        /// The id of the round that ended, where the source gives one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<Name>,
+        /// Why the model stopped, in the source's word (tool calls, end of turn, length...).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         stop: Option<Name>,
     },
     /// A user message: the request the agent works on (or a follow-up to it).
-    Prompt { text: String },
+    Prompt {
+        /// The message as the user wrote it.
+        text: String,
+    },
     /// The model started reasoning. `reset` says the previous reasoning text is discarded.
     ReasoningStart {
+        /// `true`: the reasoning text so far is discarded.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reset: Option<bool>,
     },
     /// A piece of reasoning text, to append.
-    ReasoningDelta { text: String },
+    ReasoningDelta {
+        /// The piece to append.
+        text: String,
+    },
     /// A short preview of the current reasoning (not to be appended).
-    ReasoningPeek { text: String },
+    ReasoningPeek {
+        /// The preview text.
+        text: String,
+    },
     /// Reasoning finished; `text` is the whole reasoning when the source states it.
     ReasoningEnd {
+        /// The whole reasoning text, when the source states it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         text: Option<String>,
     },
@@ -75,14 +94,20 @@ pub enum Event {
     /// A piece of assistant text, to append. `chars` is the length the source declared for the
     /// piece before it cut it, when that differs from what it wrote.
     TextDelta {
+        /// The piece of assistant text.
         text: String,
+        /// The length the source declared for the piece before it cut it, when that differs from `text`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         chars: Option<u64>,
     },
     /// The assistant text so far is replaced by `text`.
-    TextReplace { text: String },
+    TextReplace {
+        /// The whole assistant text from now on.
+        text: String,
+    },
     /// The assistant message ended; `text` is its whole text when the source states it.
     TextEnd {
+        /// The message's whole text, when the source states it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         text: Option<String>,
     },
@@ -93,9 +118,12 @@ pub enum Event {
     /// Output of a running tool call. `accumulated` means `text` is all output so far, not a
     /// piece to append.
     ToolOutput {
+        /// The id of the tool call the output belongs to.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<String>,
+        /// The output: a piece to append, or all output so far when `accumulated`.
         text: Text,
+        /// `text` is all output so far, not a piece to append.
         #[serde(default, skip_serializing_if = "is_false")]
         accumulated: bool,
     },
@@ -103,6 +131,7 @@ pub enum Event {
     ToolResult(ToolResult),
     /// A tool call was withdrawn before it returned.
     ToolWithdrawn {
+        /// The id of the withdrawn tool call.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<String>,
     },
@@ -115,71 +144,107 @@ pub enum Event {
     /// `total_cost_usd`, loom's Session `cost_usd`); `parts` are the source's breakdown
     /// (base-context's `input`, `output`, `cacheRead`, `cacheWrite`, `total`).
     Cost {
+        /// The cost in US dollars.
         usd: f64,
+        /// `usd` is the run's cost so far, not a part to add.
         #[serde(default, skip_serializing_if = "is_false")]
         total: bool,
+        /// The source's breakdown of the cost, as it gave it.
         #[serde(default, skip_serializing_if = "Map::is_empty")]
         parts: Fields,
     },
     /// A named work stage.
-    Stage { name: String },
+    Stage {
+        /// The stage's name, as the source gives it.
+        name: String,
+    },
     /// A notice for the user.
-    Notice { text: String },
+    Notice {
+        /// What the notice says.
+        text: String,
+    },
     /// An error. `fatal` errors end the turn or run they happen in.
     Error {
+        /// What went wrong.
         message: String,
+        /// The error ends the turn or run it happens in.
         #[serde(default, skip_serializing_if = "is_false")]
         fatal: bool,
     },
     /// The run stopped to await approval for these actions, in order.
-    Approval { actions: Vec<String> },
+    Approval {
+        /// The actions awaiting approval, as the source names them.
+        actions: Vec<String>,
+    },
     /// Context compaction started, or ended.
     Compaction {
+        /// Whether compaction started or ended.
         phase: Phase,
+        /// Why the context was compacted, in the source's words.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
+        /// Members of the source's record the model has no field for.
         #[serde(default, skip_serializing_if = "Map::is_empty")]
         data: Fields,
     },
     /// An automatic retry started, or ended.
     Retry {
+        /// Whether the retry started or ended.
         phase: Phase,
+        /// The number of this attempt.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         attempt: Option<u64>,
+        /// The most attempts that will be made.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         max_attempts: Option<u64>,
+        /// The wait before the attempt, in milliseconds.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         delay_ms: Option<u64>,
+        /// The error that caused the retry.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
+        /// Whether the retry succeeded (at its end).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         success: Option<bool>,
     },
     /// A subagent started, changed state or finished.
     Subagent {
+        /// Whether the subagent started, changed state or finished.
         phase: Phase,
+        /// The subagent's id.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<String>,
+        /// The subagent's status word, in the source's words.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         status: Option<String>,
+        /// Members of the source's record the model has no field for.
         #[serde(default, skip_serializing_if = "Map::is_empty")]
         data: Fields,
     },
     /// The agent's task list changed.
-    Todo { items: Value },
+    Todo {
+        /// The task list's items as the source gives them (a JSON value, not interpreted).
+        items: Value,
+    },
     /// A tool changed a file.
     FileChange {
+        /// The path of the changed file.
         path: String,
+        /// What was done to the file, in the source's word.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         action: Option<String>,
+        /// The name of the tool that changed the file.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tool: Option<String>,
+        /// Members of the source's record the model has no field for.
         #[serde(default, skip_serializing_if = "Map::is_empty")]
         data: Fields,
     },
     /// Diagnostic metadata about a request or provider step; not task progress.
     Diagnostics {
+        /// What the metadata is about, as a name (for example `route`).
         kind: String,
+        /// The metadata, as the source gave it.
         #[serde(default, skip_serializing_if = "Map::is_empty")]
         data: Fields,
     },
@@ -187,11 +252,21 @@ pub enum Event {
     /// calls in one record, instead of as events.
     SessionSummary(Box<Summary>),
     /// The agent's final answer.
-    FinalAnswer { text: String },
+    FinalAnswer {
+        /// The answer's text.
+        text: String,
+    },
     /// The run ended. Exactly once per run, last.
     Terminal(Terminal),
     /// A line of the source dialect that the model has no event for, kept whole.
-    Extension { line: Value },
+    Extension {
+        /// The line, as a JSON value.
+        line: Value,
+    },
+    /// A line of the source that only repeats what earlier lines said (wuu's `command_*` twin
+    /// of a `tool_*` line): no fact of its own. Its line stays with the record
+    /// (`crate::codec::SourceLine`) for a writer of its dialect; every other writer skips it.
+    Repeat,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -202,27 +277,36 @@ fn is_false(b: &bool) -> bool {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
+    /// It started.
     Start,
+    /// It changed state.
     Update,
+    /// It ended.
     End,
 }
 
 /// What an agent says about its session when it starts.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Session {
+    /// The session's id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    /// The id of this run, where the source names runs apart from sessions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
+    /// The model the session uses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The model's provider.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider: Option<String>,
+    /// The working directory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
     /// The agent's own version, or its stream format's version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+    /// When the session started, as the source wrote the time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<String>,
 }
@@ -230,8 +314,10 @@ pub struct Session {
 /// A tool call whose arguments are still being written.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ToolDraft {
+    /// The tool call's id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    /// The tool's name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Length of the arguments so far, in characters.
@@ -257,8 +343,10 @@ pub struct ToolDraft {
 /// (localcode, loom) never does.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct Arguments {
+    /// The arguments as a JSON value (`arguments`).
     #[serde(default, rename = "arguments")]
     pub value: Option<Value>,
+    /// The arguments as text (`arguments_text`): text that is not JSON, or JSON text as written.
     #[serde(default, rename = "arguments_text")]
     pub text: Option<String>,
     /// `text` is JSON in its compact form, and `value` is not set: the value is the text's.
@@ -274,10 +362,12 @@ pub struct Arguments {
 pub const RAW: &str = "raw";
 
 impl Arguments {
+    /// Arguments given as a JSON value.
     pub fn value(v: Value) -> Self {
         Arguments { value: Some(v), text: None, compact: false, unread: false }
     }
 
+    /// Arguments given as text.
     pub fn text(t: impl Into<String>) -> Self {
         Arguments { value: None, text: Some(t.into()), compact: false, unread: false }
     }
@@ -353,6 +443,7 @@ impl Arguments {
         }
     }
 
+    /// No arguments: neither a value nor text.
     pub fn is_empty(&self) -> bool {
         self.value.is_none() && self.text.is_none()
     }
@@ -465,12 +556,15 @@ impl Serialize for CompactJson<'_> {
 /// A tool call the model issued.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {
+    /// The call's id, which its result names.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<Name>,
     /// The call's position among the calls of its round, from 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index: Option<u64>,
+    /// The name of the tool called.
     pub name: Name,
+    /// The arguments the call was made with.
     #[serde(flatten)]
     pub arguments: Arguments,
     /// The id was made up by agentgate (`call-N`): the source gave none. Carried so that a
@@ -489,11 +583,13 @@ pub struct Summary {
     /// The agent or adapter that produced the session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adapter: Option<String>,
+    /// The model the session used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// Every model, with the figures for it alone, as the source lists them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub models: Option<Value>,
+    /// How many turns the session had.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turns: Option<u64>,
     /// Where the token figures come from (`session` totals, or `sum-of-requests`).
@@ -502,20 +598,28 @@ pub struct Summary {
     /// The session's token totals.
     #[serde(default, skip_serializing_if = "Tokens::is_empty")]
     pub tokens: Tokens,
+    /// What the session cost in US dollars, as the source states it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<serde_json::Number>,
+    /// How long the session took, in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
+    /// The session's time in API requests, in milliseconds, as the source states it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_api_ms: Option<u64>,
+    /// The time of the session's first record, in milliseconds since the Unix epoch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_timestamp_ms: Option<u64>,
+    /// The time of the session's last record, in milliseconds since the Unix epoch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_timestamp_ms: Option<u64>,
+    /// Whether the session ended in error.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_error: Option<bool>,
+    /// Why the session stopped, in the source's words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_reason: Option<String>,
+    /// The tool calls the session made, in order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_calls: Option<Vec<SummaryCall>>,
     /// How many records of the session were of kinds nobody knew.
@@ -532,7 +636,9 @@ pub struct Summary {
 /// A tool call as a session summary lists it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SummaryCall {
+    /// The call's id.
     pub id: String,
+    /// The name of the tool called.
     pub name: String,
     /// A result names the call.
     pub answered: bool,
@@ -549,20 +655,27 @@ pub struct SummaryCall {
 #[serde(rename_all = "snake_case")]
 #[strum(serialize_all = "snake_case")]
 pub enum ToolStatus {
+    /// The call completed.
     Completed,
+    /// The call failed.
     Failed,
+    /// The call was cancelled before it finished.
     Cancelled,
 }
 
 /// The result of a tool call. `id` names the call it answers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolResult {
+    /// The id of the call the result answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<Name>,
+    /// The call's position among the calls of its round, from 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index: Option<u64>,
+    /// The name of the tool called, where the source repeats it on the result.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<Name>,
+    /// How the call ended.
     pub status: ToolStatus,
     /// What the tool returned, as text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -578,11 +691,15 @@ pub struct ToolResult {
 /// A tool call refused for want of approval.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Denial {
+    /// The id of the refused call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    /// The name of the tool the call was for.
     pub name: String,
+    /// The arguments the call would have run with.
     #[serde(flatten)]
     pub arguments: Arguments,
+    /// Why the call was refused, in the source's words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
@@ -591,8 +708,11 @@ pub struct Denial {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Scope {
+    /// One round: one model request.
     Round,
+    /// One turn: one user request.
     Turn,
+    /// The whole run.
     Run,
 }
 
@@ -610,16 +730,22 @@ pub enum Basis {
 /// `cache_read`, `cache_write` and `reasoning` are parts of `input` and `output`, kept apart.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tokens {
+    /// Input tokens, cache reads and writes included.
     #[serde(default, deserialize_with = "count", skip_serializing_if = "Option::is_none")]
     pub input: Option<u64>,
+    /// Output tokens, reasoning included.
     #[serde(default, deserialize_with = "count", skip_serializing_if = "Option::is_none")]
     pub output: Option<u64>,
+    /// Input tokens read from the cache.
     #[serde(default, deserialize_with = "count", skip_serializing_if = "Option::is_none")]
     pub cache_read: Option<u64>,
+    /// Input tokens written to the cache.
     #[serde(default, deserialize_with = "count", skip_serializing_if = "Option::is_none")]
     pub cache_write: Option<u64>,
+    /// Output tokens spent on reasoning.
     #[serde(default, deserialize_with = "count", skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<u64>,
+    /// The total the source states.
     #[serde(default, deserialize_with = "count", skip_serializing_if = "Option::is_none")]
     pub total: Option<u64>,
 }
@@ -639,7 +765,11 @@ fn count<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error
         fn visit_str<E: serde::de::Error>(self, t: &str) -> Result<Self::Value, E> {
             match t.parse::<u64>() {
                 Ok(n) if !t.starts_with('+') => Ok(Some(n)),
-                _ => Err(E::invalid_value(serde::de::Unexpected::Str(t), &self)),
+                // The value quoted as JSON writes it (serde's own words quote it as Rust does).
+                _ => Err(E::custom(format_args!(
+                    "invalid value: string {}, expected a count (an integer from 0, or a string of digits)",
+                    serde_json::to_string(t).unwrap_or_default()
+                ))),
             }
         }
         fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
@@ -650,6 +780,7 @@ fn count<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error
 }
 
 impl Tokens {
+    /// No count is known.
     pub fn is_empty(&self) -> bool {
         *self == Tokens::default()
     }
@@ -698,7 +829,9 @@ impl Tokens {
 /// A usage report as the source gave it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
+    /// What the figures cover.
     pub scope: Scope,
+    /// How the figures relate to earlier ones in their scope.
     pub basis: Basis,
     /// `false` marks a partial snapshot that a later one supersedes.
     #[serde(rename = "final", default = "yes")]
@@ -706,8 +839,10 @@ pub struct Usage {
     /// The turn (or round) the figures belong to, where the source names it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub of: Option<Name>,
+    /// The model the figures are for, where the source names it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<Name>,
+    /// The token counts.
     #[serde(flatten)]
     pub tokens: Tokens,
 }
@@ -733,17 +868,22 @@ fn yes() -> bool {
 #[serde(rename_all = "snake_case")]
 #[strum(serialize_all = "snake_case")]
 pub enum Outcome {
+    /// The run completed.
     Completed,
+    /// The run failed.
     Failed,
     /// Approval was needed and not given.
     PermissionDenied,
+    /// The run ran out of time.
     Timeout,
+    /// The run was interrupted.
     Interrupted,
     /// Any other stop; the reason says which.
     Incomplete,
 }
 
 impl Outcome {
+    /// The outcome's name in snake_case (`permission_denied`), as the canonical dialect writes it.
     pub fn name(self) -> &'static str {
         self.into()
     }
@@ -752,6 +892,7 @@ impl Outcome {
 /// The end of a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Terminal {
+    /// How the run ended.
     pub outcome: Outcome,
     /// Why the run stopped, in the source's words (a stop or exit reason).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -762,10 +903,13 @@ pub struct Terminal {
     /// The exit code the source stated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i64>,
+    /// The run's final answer text, where the source states it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub final_text: Option<String>,
+    /// The id of the session the run belonged to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
+    /// The model the run used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// The run's token totals.
@@ -780,6 +924,7 @@ pub struct Terminal {
 }
 
 impl Terminal {
+    /// The end of a run with this outcome and nothing else known.
     pub fn new(outcome: Outcome) -> Self {
         Terminal {
             outcome,
@@ -836,6 +981,7 @@ impl Event {
             Event::FinalAnswer { .. } => "final_answer",
             Event::Terminal(_) => "terminal",
             Event::Extension { .. } => "extension",
+            Event::Repeat => "repeat",
         }
     }
 }

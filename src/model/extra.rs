@@ -25,8 +25,6 @@ pub struct Extra {
     json: String,
     /// A hash of the keys in order (see [`Extra::shape`]).
     shape: u64,
-    /// Only the shape is kept, not the members (see `Extra::named`).
-    named: bool,
 }
 
 impl Object<'_> {
@@ -37,26 +35,9 @@ impl Object<'_> {
 }
 
 impl Extra {
+    /// No members.
     pub fn new() -> Self {
         Extra::default()
-    }
-
-    /// Members kept as their shape alone, for a target that drops them and only names them
-    /// in the report, whose reader holds the keys of that shape already: a decoder gives these
-    /// where [`crate::codec::DecodeHints::named_shapes`] lists the shape. Not empty; its keys,
-    /// members and text are not kept (asking for the members is a bug, caught in tests).
-    pub(crate) fn named(shape: u64) -> Extra {
-        Extra { json: String::new(), shape, named: true }
-    }
-
-    /// Whether only the shape is kept (`Extra::named`).
-    pub fn is_named(&self) -> bool {
-        self.named
-    }
-
-    /// The shape members with these keys, in this order, have.
-    pub(crate) fn shape_of<'k>(keys: impl Iterator<Item = &'k str>) -> u64 {
-        Shape::of(keys.map(Cow::Borrowed))
     }
 
     /// The members of a line, in order, keys distinct.
@@ -103,13 +84,13 @@ impl Extra {
             }
         }
         json.push('}');
-        Extra { json, shape: shape.0.finish(), named: false }
+        Extra { json, shape: shape.0.finish() }
     }
 
     /// Members given as the JSON text of a non-empty object that is serde_json's compact form
     /// of itself ([`crate::json::scan::compact_json`]).
     pub(crate) fn from_json(json: &str) -> Extra {
-        let mut extra = Extra { json: json.to_string(), shape: 0, named: false };
+        let mut extra = Extra { json: json.to_string(), shape: 0 };
         extra.shape = Shape::of(extra.keys());
         extra
     }
@@ -121,13 +102,13 @@ impl Extra {
         self.shape
     }
 
+    /// No members.
     pub fn is_empty(&self) -> bool {
-        self.json.is_empty() && !self.named
+        self.json.is_empty()
     }
 
     /// The members as the JSON text of an object, as serde_json writes it compact.
     pub fn json(&self) -> &str {
-        debug_assert!(!self.named, "the members of an Extra kept as its shape were asked for");
         if self.json.is_empty() {
             "{}"
         } else {
@@ -137,7 +118,6 @@ impl Extra {
 
     /// The members in order, each as its text.
     pub(crate) fn members(&self) -> Vec<(Cow<'_, str>, Member<'_>)> {
-        debug_assert!(!self.named, "the members of an Extra kept as its shape were asked for");
         if self.json.is_empty() {
             return Vec::new();
         }
@@ -151,7 +131,6 @@ impl Extra {
 
     /// The members' keys, in order.
     pub fn keys(&self) -> impl Iterator<Item = Cow<'_, str>> {
-        debug_assert!(!self.named, "the keys of an Extra kept as its shape were asked for");
         Keys { json: &self.json, at: 0 }
     }
 
@@ -160,6 +139,7 @@ impl Extra {
         self.members().into_iter().find(|(k, _)| k == key).map(|(_, v)| v.into_value())
     }
 
+    /// Whether there is a member `key`.
     pub fn contains_key(&self, key: &str) -> bool {
         self.keys().any(|k| k == key)
     }
@@ -185,25 +165,6 @@ impl Extra {
         write_value(&mut more, &value, Layout::Compact);
         more.push(b'}');
         // Only valid UTF-8 comes out of the writer.
-        self.json.push_str(&String::from_utf8_lossy(&more));
-        self.shape = Shape::of(self.keys());
-    }
-
-    /// Sets member `key` to `json`, the text of a JSON value read from a line (a whole line, for
-    /// [`crate::codec::DecodeHints::carry_lines`]): copied, never parsed. Last, where `key` is not
-    /// there yet; in its place, as [`Extra::insert`], where it is.
-    pub(crate) fn insert_json(&mut self, key: &str, json: &str) {
-        if !self.is_empty() && self.contains_key(key) {
-            let value = serde_json::from_str(json).unwrap_or(Value::Null);
-            return self.insert(key, value);
-        }
-        let mut more = Vec::with_capacity(key.len() + json.len() + 8);
-        more.push(if self.json.pop().is_some() { b',' } else { b'{' });
-        write_str(&mut more, key, Layout::Compact);
-        more.push(b':');
-        more.extend_from_slice(json.as_bytes());
-        more.push(b'}');
-        // Only valid UTF-8 went in: the writer's and the line's own text.
         self.json.push_str(&String::from_utf8_lossy(&more));
         self.shape = Shape::of(self.keys());
     }

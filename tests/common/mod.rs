@@ -22,8 +22,10 @@ pub fn representative(dialect: Dialect) -> PathBuf {
         Dialect::BaseContext => "base-context/success.jsonl",
         Dialect::ClaudeCode => "claude-code/success.jsonl",
         Dialect::Codex => "codex/success.jsonl",
+        Dialect::Gemini => "gemini/success.jsonl",
         Dialect::Canonical => "canonical/cumulative-usage.jsonl",
         Dialect::Otlp => panic!("otlp is written, not read: it has no fixtures"),
+        Dialect::Acp => panic!("acp is read, not written: its transcripts are tests/acp.rs's"),
     })
 }
 
@@ -61,6 +63,18 @@ pub fn translate(input: &[u8], from: Dialect, to: Dialect) -> String {
     String::from_utf8(out).expect("output is UTF-8")
 }
 
+/// [`translate`] in the form the input is in: base-context's delta form where its lines carry a
+/// `messageId`, Claude Code's partial messages where it has `stream_event` lines (without the
+/// options a translation writes the plain form).
+pub fn translate_in_own_form(input: &[u8], from: Dialect, to: Dialect) -> String {
+    let text = String::from_utf8_lossy(input);
+    let mut opts = Options::new(Some(from), to);
+    opts.encode.json_deltas = text.contains("\"messageId\"");
+    opts.encode.include_partial_messages = text.contains("\"type\":\"stream_event\"");
+    let (out, _, _) = translate_bytes(input, &opts);
+    String::from_utf8(out).expect("output is UTF-8")
+}
+
 /// The output's lines parsed as JSON.
 pub fn values(text: &str) -> Vec<serde_json::Value> {
     text.lines()
@@ -73,4 +87,13 @@ pub fn values(text: &str) -> Vec<serde_json::Value> {
 /// lines of unknown kinds are passed through unchanged.
 pub fn unknown_kind(finding: &str) -> bool {
     finding.starts_with("unknown record kind") || finding.starts_with("warning: record kind")
+}
+
+/// A fresh folder of this test process's own under the system's temporary folder.
+#[allow(dead_code)]
+pub fn temp_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("agentgate-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }

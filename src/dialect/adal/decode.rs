@@ -61,7 +61,8 @@ impl Decode for Decoder {
                             }
                             None => {
                                 out.warn(format!(
-                                    "tool_result has status {word:?}, which adal does not list; read as failed"
+                                    "tool_result has status {}, which adal does not list; read as failed",
+                                    crate::json::quoted(word)
                                 ));
                                 ToolStatus::Failed
                             }

@@ -93,8 +93,7 @@ impl Encoder {
     /// The run's end: `answer` where the run completed with text not yet said, an `error` for a failed run that said none, and `complete` last with its exit code and session id.
     fn terminal(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
         let Event::Terminal(t) = &rec.event else { unreachable!("terminal is called with its kind") };
-        let own = rec.origin == Dialect::Adal;
-        let extra = own.then_some(&rec.extra);
+        let extra = Some(&rec.extra).filter(|e| !e.is_empty());
         if t.outcome == Outcome::PermissionDenied && !self.denied && !self.approval.is_empty() {
             // The source listed the actions awaiting approval (loom's Approval): the
             // refusal is the first of them, a call of its own (adal.md: 'the run stopped
@@ -262,8 +261,8 @@ impl Encode for Encoder {
     }
 
     fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
-        let own = rec.origin == Dialect::Adal;
-        let extra = own.then_some(&rec.extra);
+        let own = ctx.native;
+        let extra = Some(&rec.extra).filter(|e| !e.is_empty());
         match &rec.event {
             Event::ToolCall(_) | Event::ToolResult(_) | Event::ToolWithdrawn { .. } | Event::PermissionDenied(_)
                 if self.denied =>

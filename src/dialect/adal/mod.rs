@@ -26,7 +26,13 @@ pub fn sniff(line: &Map<String, Value>) -> Sniff {
     match kind {
         k if own_kind(Dialect::Adal, k) => Sniff::Yes,
         "tool_call" if line.contains_key("args") || line.contains_key("id") => Sniff::Yes,
-        "tool_result" if !line.contains_key("index") && (line.contains_key("id") || line.contains_key("status")) => {
+        // adal's result names its call by `id` (the older generation, with no `id`, by `name`
+        // beside its `status`); a result with `tool_id` is Gemini CLI's, localcode's has `index`.
+        "tool_result"
+            if !line.contains_key("index")
+                && !line.contains_key("tool_id")
+                && (line.contains_key("id") || (line.contains_key("status") && line.contains_key("name"))) =>
+        {
             Sniff::Yes
         }
         "error" if line.contains_key("message") => Sniff::Maybe,

@@ -1,12 +1,10 @@
-//! base-context to base-context: every line is written back as it was read, and a stream that
-//! did not settle is closed the way base-context closes a run that fails.
+//! base-context to base-context: the lines the pipeline copied as they were read, followed so
+//! that a stream which did not settle is closed the way base-context closes a run that fails.
 //!
 //! Rebuilding each message from the canonical model loses what the model has no field for (the
 //! usage on streamed partials, header members beyond the five, block members such as `index`,
-//! the cost breakdown), so a stream translated to its own dialect is copied instead (issue 43:
-//! a valid stream comes back as the same lines). What the copy cannot take from the input is
-//! the end of a stream that stopped early (a killed agent, a cut file): there `Copied::close`
-//! writes what base-context writes when its loop fails (base-context-notes.md 3.3, failure
+//! the cost breakdown), so the end of a copied stream that stopped early (a killed agent, a cut
+//! file) is made from the lines as read: `Copied::close` writes what base-context writes when its loop fails (base-context-notes.md 3.3, failure
 //! paths): the open assistant message ends with `stopReason: "error"` and an `errorMessage`
 //! (one is made, with no content, where none is open), then `turn_end` for an open turn and
 //! `agent_end` with the loop's messages. A retry announced after the last loop ended gets its
@@ -38,6 +36,9 @@ pub struct Copied {
     last_assistant: Option<String>,
     /// The attempt the last `auto_retry_start` announced.
     retry_attempt: Option<Value>,
+    /// Agent loops started and ended, and whether a retry was announced after the last end.
+    loops: (u64, u64),
+    retry_pending: bool,
 }
 
 /// Member `key` as JSON text: as read where it is raw.
@@ -72,12 +73,15 @@ impl Copied {
     pub fn track(&mut self, kind: &str, m: &Object<'_>) {
         match kind {
             "agent_start" => {
+                self.loops.0 += 1;
+                self.retry_pending = false;
                 self.loop_messages.clear();
                 self.turn_open = false;
                 self.open = None;
                 self.retry_attempt = None;
             }
             "agent_end" => {
+                self.loops.1 += 1;
                 self.loop_messages.clear();
                 self.turn_open = false;
                 self.open = None;
@@ -87,7 +91,10 @@ impl Copied {
                 self.turn_results.clear();
             }
             "turn_end" => self.turn_open = false,
-            "auto_retry_start" => self.retry_attempt = m.get_value("attempt"),
+            "auto_retry_start" => {
+                self.retry_attempt = m.get_value("attempt");
+                self.retry_pending = self.loops.1 >= self.loops.0;
+            }
             "auto_retry_end" => self.retry_attempt = None,
             "message_start" => {
                 let Some(message) = raw(m, "message") else { return };
@@ -167,9 +174,10 @@ impl Copied {
     }
 
     /// The lines that close a stream which stopped before its run settled, `why` the error they
-    /// state. `loops_open` says whether an agent loop is open, `retry_pending` whether a retry
-    /// was announced after the last one ended.
-    pub fn close(&mut self, why: &str, loops_open: bool, retry_pending: bool) -> Vec<Value> {
+    /// state.
+    pub fn close(&mut self, why: &str) -> Vec<Value> {
+        let loops_open = self.loops.1 < self.loops.0;
+        let retry_pending = self.retry_pending;
         let mut lines = Vec::new();
         if !loops_open {
             lines.push(json!({"type": "agent_start"}));

@@ -8,7 +8,6 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use super::copy::Copied;
 use super::{content_kept, content_text, MESSAGE_MEMBERS};
 use crate::codec::{Decode, Decoded, Dialect, LineError, Record};
 use crate::dialect::util::{take_type, whole_line};
@@ -83,8 +82,6 @@ pub struct Decoder {
     /// Where the assistant message begun last came from (its `api`, `provider`, `model`,
     /// `timestamp`), until the first record of its content carries them.
     meta: Option<Extra>,
-    /// What the lines copied to a base-context target leave open (see `copy.rs`).
-    copied: Copied,
 }
 
 impl Decoder {
@@ -102,7 +99,6 @@ impl Decoder {
             ending: Ending::default(),
             meta: None,
             started: false,
-            copied: Copied::default(),
         }
     }
 }
@@ -370,66 +366,17 @@ impl Decoder {
 }
 
 impl Decode for Decoder {
-    /// To a base-context target every line is copied as read (see `copy.rs`): its first
-    /// record is marked to be written as the line, and a line that gives no record of its own
-    /// (a `message_start`, an event that repeats an earlier one) gets an empty one to carry it.
-    /// To a canonical target every line is carried whole, for a base-context target to copy
-    /// later: its text as the extra member `line` of its first record (null where that record
-    /// is the line kept whole, an unknown kind), or, where it gives no record of its own, as an
-    /// extension record that only carries it ([`crate::codec::CARRIED_LINE`]).
     fn decode(&mut self, m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
-        if !out.hints.verbatim_wanted && !out.hints.carry_lines {
-            return self.decode_line(m, out);
-        }
-        // The line's text, its members copied as read: no tree is built of it but where it has
-        // no record to go on (an extension's line is a value).
-        let whole = out.hints.carry_lines.then(|| m.to_json());
-        if let Some(kind) = m.get_str("type") {
-            self.copied.track(&kind, &m);
-        }
-        let first = out.records.len();
-        self.decode_line(m, out)?;
-        let own_record = out.records.len() > first;
-        if !own_record {
-            out.folded = false;
-        }
-        match whole {
-            None => {
-                if !own_record {
-                    out.push(own(Event::Extension { line: Value::Null }));
-                }
-                out.records[first].verbatim = true;
-            }
-            Some(whole) if !own_record => {
-                let line = serde_json::from_str(&whole).unwrap_or(Value::Null);
-                out.push(own(Event::Extension { line }));
-                out.records[first].extra.insert(crate::codec::CARRIED_LINE, Value::Bool(true));
-            }
-            Some(_) if matches!(out.records[first].event, Event::Extension { .. }) => {
-                out.records[first].extra.insert("line", Value::Null);
-            }
-            Some(whole) => out.records[first].extra.insert_json("line", &whole),
-        }
-        Ok(())
+        self.decode_line(m, out)
     }
 
     /// base-context has no terminal record: the run ended as its last assistant message says,
     /// once its last agent loop ended with no retry announced after it. A stream that never
-    /// settled is left to the normalizer, which reports it ended early; copied to base-context,
-    /// it is closed here as base-context closes a failed loop.
+    /// settled is left to the normalizer, which reports it ended early.
     fn finish(&mut self, out: &mut Decoded) {
         let settled = self.open_loops > 0 && self.ended_loops >= self.open_loops && !self.retry_pending;
         if settled {
             self.settle(out);
-        } else if out.hints.verbatim_wanted || out.hints.carry_lines {
-            let open = self.ended_loops < self.open_loops;
-            for line in self.copied.close(crate::codec::ENDED_EARLY, open, self.retry_pending) {
-                let mut rec = own(Event::Extension { line });
-                if out.hints.carry_lines {
-                    rec.extra.insert(crate::codec::CARRIED_LINE, Value::Bool(true));
-                }
-                out.push(rec);
-            }
         }
     }
 }

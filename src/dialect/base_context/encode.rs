@@ -10,7 +10,10 @@ use serde_json::{json, Map, Value};
 use crate::codec::make_room;
 use crate::codec::Context;
 use crate::codec::{Dialect, Encode, EncodeOptions, Record, Sink, SPILL_BLOCK};
-use crate::dialect::util::refusal;
+use crate::dialect::util::{iso, refusal};
+use crate::json::object::Object;
+
+use super::copy::Copied;
 use crate::json::number::write_u64;
 use crate::json::{write_line, write_str, write_value, Layout};
 use crate::model::Extra;
@@ -310,6 +313,8 @@ pub struct Encoder {
     cwd: Option<String>,
     epoch_ms: u64,
     header: bool,
+    /// The header is written for a session the source stated.
+    header_from_session: bool,
     loop_open: bool,
     round_open: bool,
     msg: Option<Message>,
@@ -361,9 +366,25 @@ pub struct Encoder {
     input_owed: u64,
     /// A cost the source stated for the usage that comes next (it goes on that usage's message).
     next_cost: Option<Map<String, Value>>,
-    /// The source's lines are being copied (see `copy.rs`): records that do not carry a line
-    /// write nothing, but for the lines that close a stream that stopped early.
-    copying: bool,
+    /// The costs written on messages so far (their totals), and the run's cost that no message
+    /// has carried yet, once the run's end states it (Claude's `total_cost_usd`): it goes on the
+    /// next message ended, the last one (pi sums `cost.total` over the messages).
+    cost_written: f64,
+    cost_owed: Option<f64>,
+    /// What the lines the pipeline copied leave open (see `copy.rs`), and whether every line
+    /// so far was copied (then a stream that stopped early is closed from them).
+    copied: Copied,
+    /// A line was copied: the stream's end is made from what `copied` followed (the copied
+    /// lines, and from then on the lines this encoder wrote too).
+    copied_any: bool,
+    /// Copied lines are also encoded into nothing, for this encoder's own state, until the
+    /// stream's form has shown itself in a copied assistant message line (then every line of
+    /// that form is copied: written anew, a line is the odd one out).
+    sync: bool,
+    /// Output held back by a record this encoder wrote (not one it observed): owed before a
+    /// copied line.
+    owed: bool,
+    observing: bool,
 }
 
 /// Most bytes a list emptied after use keeps for the next round or loop: reused, the lists
@@ -393,6 +414,7 @@ impl Encoder {
             cwd: opts.cwd.clone(),
             epoch_ms: opts.source_date_epoch.unwrap_or(0).saturating_mul(1000),
             header: false,
+            header_from_session: false,
             loop_open: false,
             round_open: false,
             msg: None,
@@ -417,7 +439,13 @@ impl Encoder {
             retry_pending: false,
             input_owed: 0,
             next_cost: None,
-            copying: false,
+            cost_written: 0.0,
+            cost_owed: None,
+            copied: Copied::default(),
+            copied_any: false,
+            sync: true,
+            owed: false,
+            observing: false,
         }
     }
 }
@@ -557,7 +585,7 @@ impl Encoder {
     /// A request's usage, on the assistant message it belongs to (one is started where none is open).
     fn usage(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
         let Event::Usage(u) = &rec.event else { unreachable!("usage is called with its kind") };
-        let own = rec.origin == Dialect::BaseContext;
+        let own = ctx.native;
         // Usage belongs on an assistant message whose end is not out yet: after one
         // that ended, a new round's message carries it.
         if self.msg.as_ref().is_none_or(|m| m.state == State::Written) {
@@ -639,6 +667,14 @@ impl Encoder {
             // Said, not hidden: the run's input as written is this much over the source's.
             sink.report.truncated("message.usage.input (a cache figure rose more than input)");
         }
+        if let Some(usd) = t.cost_usd.filter(|_| !ctx.native) {
+            // The run's cost (Claude's total_cost_usd) beyond what messages carried: on the
+            // last message, not made up as zeros (see `cost_owed`).
+            let rest = usd - self.cost_written;
+            if rest > usd.abs() * 1e-9 {
+                self.cost_owed = Some(rest);
+            }
+        }
         if let Some(Some((stop, error))) = self.pending_end.take() {
             // The source said how its last message stopped: that stands.
             self.end_message(ctx, sink, Some((&stop, error.as_deref())));
@@ -679,24 +715,37 @@ impl Encoder {
         Fate::Written
     }
 
-    fn copy(&mut self, rec: &Record, sink: &mut Sink<'_>) -> Fate {
-        self.copying = true;
-        if rec.verbatim && !sink.line.is_empty() {
-            sink.out.extend_from_slice(sink.line.as_bytes());
-            sink.out.push(b'\n');
-            return Fate::Written;
+    /// What waits for the next record ends now, unless that record is the run's end (or only
+    /// tells the end something: the answer, an error).
+    fn settle_for(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) {
+        match rec.event {
+            Event::Terminal(_) | Event::FinalAnswer { .. } | Event::Error { .. } | Event::Cost { .. } => {}
+            // Another dialect's line the model has no event for: not written here.
+            Event::Extension { .. } if !ctx.native => {}
+            // The usage a run's end states over the messages' (the normalizer's run-scoped
+            // difference, just before the terminal): it goes on the last message, which a
+            // base-context reader takes as the answer, not on one added after it.
+            Event::Usage(crate::model::Usage { scope: Scope::Run, basis: Basis::Delta, .. })
+                if self.pending_end.is_some() => {}
+            // A turn's end ends the loop, not yet its last message.
+            Event::TurnEnd { .. } if self.pending_loop => self.close_loop(ctx, sink),
+            Event::TurnEnd { .. } => {}
+            _ => self.settle(ctx, sink),
         }
-        if let Some(line @ Value::Object(_)) = rec.extra.get("line") {
+    }
+
+    /// The end of a run whose every line was copied: nothing where the stream settled (it
+    /// says it all); where it stopped early, the lines base-context writes when its loop fails,
+    /// made from the lines as read (see `copy.rs`).
+    fn close_copied(&mut self, t: &crate::model::Terminal, sink: &mut Sink<'_>) -> Fate {
+        if !t.synthesized {
+            return Fate::Absorbed;
+        }
+        let why = t.reason.clone().or_else(|| t.error.clone()).unwrap_or_else(|| crate::codec::ENDED_EARLY.into());
+        for line in self.copied.close(&why) {
             write_line(sink.out, &line, Layout::Compact);
-            return Fate::Written;
         }
-        match &rec.event {
-            Event::Extension { line: line @ Value::Object(_) } => {
-                write_line(sink.out, line, Layout::Compact);
-                Fate::Written
-            }
-            _ => Fate::Absorbed,
-        }
+        Fate::Written
     }
 }
 
@@ -715,23 +764,6 @@ fn write_message_line(out: &mut Vec<u8>, kind: &str, id: Option<u64>, message: &
     out.extend_from_slice(b",\"message\":");
     out.extend_from_slice(message);
     out.extend_from_slice(b"}\n");
-}
-
-/// An ISO-8601 UTC timestamp for milliseconds since the epoch, as `Date.toISOString` writes it.
-pub(crate) fn iso(ms: u64) -> String {
-    let secs = ms / 1000;
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Civil from days (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z", rem / 3600, rem % 3600 / 60, rem % 60, ms % 1000)
 }
 
 /// The counts of an assistant message's usage in its order (four, then their total):
@@ -925,6 +957,11 @@ impl Encoder {
             return;
         }
         self.header = true;
+        if !self.header_from_session {
+            // The source had no session of its own (an upstream Pi stream, with no header):
+            // base-context's first line is its session header, made here.
+            sink.report.synthesized("session (header)");
+        }
         let id = id.map(str::to_string).unwrap_or_else(|| ctx.derived_uuid());
         let mut pairs = vec![("type", json!("session")), ("version", json!(3)), ("id", json!(id))];
         pairs.push(("timestamp", json!(timestamp.map(str::to_string).unwrap_or_else(|| iso(self.epoch_ms)))));
@@ -1099,7 +1136,22 @@ impl Encoder {
             (None, None) if has_tools => ("toolUse", None),
             (None, None) => ("stop", None),
         };
+        if let (Some(owed), Some(m)) = (self.cost_owed.take(), self.msg.as_mut()) {
+            if m.cost.is_none() {
+                let zero = json!(0);
+                let parts = [
+                    ("input", zero.clone()),
+                    ("output", zero.clone()),
+                    ("cacheRead", zero.clone()),
+                    ("cacheWrite", zero),
+                ];
+                let mut c: Map<String, Value> = parts.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+                c.insert("total".into(), json!(owed));
+                m.cost = Some(c);
+            }
+        }
         let m = self.msg.as_ref().expect("checked");
+        self.cost_written += m.cost.as_ref().and_then(|c| c.get("total")).and_then(Value::as_f64).unwrap_or(0.0);
         if m.cost.is_none() && ctx.source != Some(Dialect::BaseContext) {
             // base-context requires a cost object on every message: zeros, said, where the
             // source stated none (agentgate never prices tokens).
@@ -1337,7 +1389,7 @@ struct Ended<'a> {
 /// Member `key` of the extra members a base-context source gave the record (see its decoder);
 /// `None` for a record from another dialect.
 fn source_said(rec: &Record, key: &str) -> Option<Value> {
-    (rec.origin == Dialect::BaseContext).then(|| rec.extra.get(key)).flatten()
+    rec.extra.get(key)
 }
 
 /// Whether the event is part of an assistant message (the first such record of a message from
@@ -1374,12 +1426,7 @@ impl Encoder {
         };
         let details = source_said(rec, "details");
         let failed = r.status != ToolStatus::Completed;
-        let end = Ended {
-            output,
-            failed,
-            details: details.as_ref(),
-            bare: rec.origin == Dialect::BaseContext && details.is_none(),
-        };
+        let end = Ended { output, failed, details: details.as_ref(), bare: ctx.native && details.is_none() };
         self.tool_end(ctx, sink, &id, &name, end);
     }
 
@@ -1417,39 +1464,74 @@ impl Encoder {
 }
 
 impl Encode for Encoder {
-    /// A base-context stream is copied line by line (see `copy.rs`), unless `--json-deltas`
-    /// asks for the delta form, which the source may not have.
     fn hints(&self) -> crate::codec::Hints {
-        crate::codec::Hints {
-            matches_calls_by_id: true,
-            call_arguments: false,
-            copies_own_lines: !self.deltas,
-            ..crate::codec::Hints::default()
+        crate::codec::Hints { matches_calls_by_id: true, call_arguments: false, ..crate::codec::Hints::default() }
+    }
+
+    /// A copied line is followed as read (for the end of a stream that stops early), and its
+    /// records encoded into nothing, for the state they leave; what waited for the next record
+    /// (an assistant message's end) is written before it.
+    fn observe(&mut self, rec: &Record, ctx: &Context, line: &str, sink: &mut Sink<'_>) {
+        let mut loop_end = false;
+        if !line.is_empty() {
+            if let Ok(Ok(m)) = Object::parse(line) {
+                if let Some(kind) = m.get_str("type") {
+                    self.copied.track(&kind, &m);
+                    loop_end = kind == "agent_end";
+                    let assistant = kind == "message_update"
+                        || (matches!(kind.as_ref(), "message_start" | "message_end")
+                            && m.get("message").is_some_and(|msg| msg.to_value()["role"] == "assistant"));
+                    if assistant {
+                        self.sync = false;
+                    }
+                }
+            }
+            self.copied_any = true;
+            // An assistant message this encoder wrote, whose end waited for the next record,
+            // ends before the line (a loop's end is this line's own).
+            if std::mem::take(&mut self.owed) && !matches!(rec.event, Event::TurnEnd { .. }) {
+                self.settle_for(rec, ctx, sink);
+            }
+        }
+        if !self.sync {
+            return;
+        }
+        self.observing = true;
+        self.observe_by_encoding(rec, ctx, sink);
+        self.observing = false;
+        if loop_end && self.pending_loop {
+            // The loop's end, which the encoder holds until the next record, is the line.
+            let (mut out, mut report) = (Vec::new(), crate::report::Report::default());
+            self.close_loop(ctx, &mut Sink::new(&mut out, &mut report));
         }
     }
 
     fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
-        let own = rec.origin == Dialect::BaseContext;
-        // Once copying, the records the normalizer makes (the terminal) write nothing either.
-        // Lines carried through canonical (`line` among a record's extra members) are copied
-        // too, unless the delta form is asked for.
-        let carried = || {
-            !rec.extra.is_empty()
-                && !rec.extra.is_named()
-                && (rec.extra.contains_key("line") || rec.extra.contains_key(crate::codec::CARRIED_LINE))
-        };
-        if self.copying || (own && (rec.verbatim || (!self.deltas && carried()))) {
-            return self.copy(rec, sink);
+        let start = sink.out.len();
+        let fate = self.encode_record(rec, ctx, sink);
+        self.owed = !self.observing && (self.pending_end.is_some() || self.pending_loop);
+        if self.copied_any && !self.observing && sink.out.len() >= start {
+            // Followed as the copied lines are: the stream's end is made from all of them.
+            let written = String::from_utf8_lossy(&sink.out[start..]).into_owned();
+            for line in written.lines() {
+                if let Ok(Ok(m)) = Object::parse(line) {
+                    if let Some(kind) = m.get_str("type") {
+                        self.copied.track(&kind, &m);
+                    }
+                }
+            }
         }
-        // What waits for the next record ends now, unless that record is the run's end (or
-        // only tells the end something: the answer, an error).
-        match rec.event {
-            Event::Terminal(_) | Event::FinalAnswer { .. } | Event::Error { .. } | Event::Cost { .. } => {}
-            // A turn's end ends the loop, not yet its last message.
-            Event::TurnEnd { .. } if self.pending_loop => self.close_loop(ctx, sink),
-            Event::TurnEnd { .. } => {}
-            _ => self.settle(ctx, sink),
+        fate
+    }
+}
+
+impl Encoder {
+    fn encode_record(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
+        let own = ctx.native;
+        if let (Event::Terminal(t), true) = (&rec.event, self.copied_any) {
+            return self.close_copied(t, sink);
         }
+        self.settle_for(rec, ctx, sink);
         if own && !rec.extra.is_empty() && content_of_a_message(&rec.event) {
             if let Some(meta) = Meta::from_extra(&rec.extra) {
                 self.next_meta = Some(meta);
@@ -1461,6 +1543,7 @@ impl Encode for Encoder {
                     return Fate::Absorbed;
                 }
                 let id = if own { s.id.clone() } else { None };
+                self.header_from_session = true;
                 self.ensure_header(ctx, sink, id.as_deref(), s.cwd.as_deref(), s.timestamp.as_deref());
             }
             Event::TurnStart { .. } => {

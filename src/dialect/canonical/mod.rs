@@ -15,7 +15,7 @@ use std::borrow::Cow;
 use serde_json::{Map, Value};
 
 use crate::codec::Context;
-use crate::codec::{Decode, Decoded, Dialect, Encode, LineError, Record, Sink, Sniff};
+use crate::codec::{Carried, Decode, Decoded, Dialect, Encode, LineError, Record, Sink, Sniff, SourceLine};
 use crate::dialect::util::{check_record, take_type};
 use crate::json::member::Member;
 use crate::json::number::write_u64;
@@ -73,6 +73,28 @@ impl Decode for Decoder {
             Some(Value::String(d)) => d.parse().unwrap_or(Dialect::Canonical),
             _ => Dialect::Canonical,
         };
+        // The source line the record stands for (on the first record of the line's records,
+        // `same_line` on the later ones): an extension's `line` is that line too.
+        let line = if matches!(m.get("same_line"), Some(Member::Raw("true", _))) {
+            m.remove("same_line");
+            SourceLine::Same
+        } else {
+            let is_extension = m.get_str("type").as_deref() == Some("extension");
+            let text = match m.get("line") {
+                Some(Member::Raw(r, _)) if r.starts_with('{') && origin != Dialect::Canonical => Some(r.to_string()),
+                _ => None,
+            };
+            if !is_extension && text.is_some() {
+                m.remove("line");
+            }
+            match text {
+                Some(text) => {
+                    out.carried = Some(Carried { dialect: origin, text });
+                    SourceLine::Whole { text: None }
+                }
+                None => SourceLine::None,
+            }
+        };
         let extra = match m.remove("extra") {
             // The members as written: their text, where it is serde_json's own.
             Some(Member::Raw(r, _)) if r.starts_with('{') && crate::json::scan::compact_json(r) && r != "{}" => {
@@ -90,6 +112,12 @@ impl Decode for Decoder {
             out.push(Record::new(Dialect::Canonical, Event::Extension { line }));
             return Ok(());
         }
+        if kind == "repeat" {
+            let mut rec = Record::with_extra(origin, Event::Repeat, extra);
+            rec.line = line;
+            out.push(rec);
+            return Ok(());
+        }
         // Our own format, held to its contract: a required field missing or of the wrong type
         // is a bad line (a count written as a string of digits is still that count, and an
         // optional field of the wrong type is left out).
@@ -105,7 +133,9 @@ impl Decode for Decoder {
             Some(event) => event,
             None => by_derive(&kind, m, kept)?,
         };
-        out.push(Record::with_extra(origin, event, extra));
+        let mut rec = Record::with_extra(origin, event, extra);
+        rec.line = line;
+        out.push(rec);
         Ok(())
     }
 }
@@ -297,6 +327,7 @@ impl Encode for Encoder {
             call_arguments: false,
             call_output: false,
             digest: crate::io::framing::DigestKind::Both,
+            source_lines: true,
             ..crate::codec::Hints::default()
         }
     }
@@ -319,7 +350,17 @@ impl Encode for Encoder {
         const _: () = assert!(VERSION == 1);
         out.extend_from_slice(b"{\"v\":1");
         let event_at = out.len();
-        if write_common(out, &rec.event) {
+        let line = match &rec.line {
+            SourceLine::Whole { text: Some(text) } => Some(&**text),
+            _ => None,
+        };
+        if let (Event::Extension { .. }, Some(line)) = (&rec.event, line) {
+            // A line the model has no event for is its own source line: written as read.
+            out.extend_from_slice(b",\"type\":\"extension\",\"line\":");
+            out.extend_from_slice(line.as_bytes());
+        } else if let Event::Repeat = rec.event {
+            out.extend_from_slice(b",\"type\":\"repeat\"");
+        } else if write_common(out, &rec.event) {
             out[event_at] = b',';
         } else if write_serialize(&mut *out, &rec.event).is_ok() && out.len() >= event_at + 2 && out[event_at] == b'{' {
             out[event_at] = b',';
@@ -337,6 +378,18 @@ impl Encode for Encoder {
         if !rec.extra.is_empty() {
             out.extend_from_slice(b",\"extra\":");
             out.extend_from_slice(rec.extra.json().as_bytes());
+        }
+        match (&rec.line, line) {
+            (_, Some(_)) if matches!(rec.event, Event::Extension { .. }) => {}
+            // The line the record was read from, as read, for a step back to its dialect.
+            (_, Some(line)) => {
+                out.extend_from_slice(b",\"line\":");
+                out.extend_from_slice(line.as_bytes());
+            }
+            (SourceLine::Same, _) if rec.origin != Dialect::Canonical => {
+                out.extend_from_slice(b",\"same_line\":true");
+            }
+            _ => {}
         }
         let carried = ctx.source != Some(Dialect::Canonical) || ctx.input_digest_stated;
         if !std::mem::replace(&mut self.wrote, true) && carried && !ctx.input_digest.is_empty() {
@@ -470,7 +523,7 @@ mod tests {
     /// contract refuses them first (neither reader is asked then).
     fn members(line: &str) -> Option<(String, Object<'_>, Option<Text>)> {
         let mut m = Object::parse(line).ok()?.ok()?;
-        for key in ["v", "dialect", "extra"] {
+        for key in ["v", "dialect", "extra", "line", "same_line"] {
             m.remove(key);
         }
         let kind = take_type(&mut m).ok()?.into_owned();

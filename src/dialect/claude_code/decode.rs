@@ -359,10 +359,55 @@ impl Decoder {
     }
 }
 
+/// Whether claude-code.md names member `key` of a line of `kind` (its Records table, the
+/// `result` and usage sections): what the decoder reads, or knows it leaves.
+fn named_member(kind: &str, key: &str) -> bool {
+    const EVERY: [&str; 4] = ["subtype", "session_id", "uuid", "parent_tool_use_id"];
+    const INIT: [&str; 17] = [
+        "cwd",
+        "tools",
+        "mcp_servers",
+        "model",
+        "permissionMode",
+        "claude_code_version",
+        "apiKeySource",
+        "slash_commands",
+        "agents",
+        "skills",
+        "plugins",
+        "capabilities",
+        "output_style",
+        "hook_id",
+        "hook_name",
+        "hook_event",
+        "status",
+    ];
+    const RESULT: [&str; 10] = [
+        "is_error",
+        "duration_ms",
+        "duration_api_ms",
+        "num_turns",
+        "result",
+        "total_cost_usd",
+        "usage",
+        "modelUsage",
+        "permission_denials",
+        "stop_reason",
+    ];
+    EVERY.contains(&key)
+        || match kind {
+            "system" => INIT.contains(&key),
+            "assistant" => matches!(key, "message" | "error"),
+            "user" => matches!(key, "message" | "tool_use_result"),
+            "stream_event" => key == "event",
+            "result" => RESULT.contains(&key),
+            _ => true,
+        }
+}
+
 impl Decode for Decoder {
     fn decode(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
         let kind = take_type(&mut m)?;
-        let keep = out.hints.verbatim_wanted || out.hints.named_shapes.is_none();
         let line = m.into_fields();
         let mut events = Vec::new();
         let subagent = line.get("parent_tool_use_id").is_some_and(|p| !p.is_null());
@@ -387,23 +432,27 @@ impl Decode for Decoder {
             "result" => self.result(&line, &mut events),
             _ => {}
         }
-        // Keys as read, `type` first.
-        let mut whole = Map::new();
-        whole.insert("type".into(), Value::String(kind.to_string()));
-        for (k, v) in line {
-            if k != "type" {
-                whole.insert(k, v);
-            }
-        }
         if events.is_empty() {
+            // Keys as read, `type` first.
+            let mut whole = Map::new();
+            whole.insert("type".into(), Value::String(kind.to_string()));
+            for (k, v) in line {
+                if k != "type" {
+                    whole.insert(k, v);
+                }
+            }
             out.push(own(Event::Extension { line: Value::Object(whole) }));
             return Ok(());
         }
-        let last = events.len() - 1;
+        // The members the spec names none of go with the line's last record: a target of
+        // another dialect counts them in its report, canonical keeps them.
+        let n = events.len();
         for (i, e) in events.into_iter().enumerate() {
             let mut rec = own(e);
-            if keep && i == last {
-                rec.extra.insert("line", Value::Object(whole.clone()));
+            if i + 1 == n {
+                for (k, v) in line.iter().filter(|(k, _)| !named_member(&kind, k)) {
+                    rec.extra.insert(k.clone(), v.clone());
+                }
             }
             out.push(rec);
         }

@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 
 use crate::codec::make_room;
 use crate::codec::Context;
-use crate::codec::{Dialect, Encode, Record, Sink};
+use crate::codec::{Encode, Record, Sink};
 use crate::json::{write_line, Layout};
 use crate::model::{Arguments, Event, Outcome, Terminal, ToolStatus};
 use crate::report::Fate;
@@ -37,9 +37,8 @@ pub struct Encoder {
     fatal: Option<String>,
     /// Why the last refused call was refused.
     denied: Option<String>,
+    /// The run's result is out.
     done: bool,
-    /// A result line of the source's was written back.
-    wrote_result: bool,
     /// `--include-partial-messages`: `stream_event` lines ahead of each `assistant` line.
     partial: bool,
     /// The next content block's index in the message being written.
@@ -53,11 +52,15 @@ pub struct Encoder {
     streaming: Option<(&'static str, u64)>,
     /// The text its deltas gave so far.
     streamed: String,
+    /// When the run began, where it runs now (`exec`): its result's `duration_ms` is the wall
+    /// time measured, not 0.
+    began: Option<std::time::Instant>,
 }
 
 impl Encoder {
     pub fn new(opts: &crate::codec::EncodeOptions) -> Self {
-        Encoder { partial: opts.include_partial_messages, cwd: opts.cwd.clone(), ..Self::default() }
+        let began = opts.live_times.then(std::time::Instant::now);
+        Encoder { partial: opts.include_partial_messages, cwd: opts.cwd.clone(), began, ..Self::default() }
     }
 }
 
@@ -348,12 +351,18 @@ impl Encoder {
         };
         let uuid = self.uuid();
         let mut line = Map::new();
+        if ctx.totals.is_empty() {
+            // Claude's result has no word for unknown usage: zeros, said (issue 54: unknown is
+            // not zero; codex's failed turn states none).
+            sink.report.synthesized(crate::report::UNKNOWN_USAGE);
+        }
         for (k, v) in [
             ("type", json!("result")),
             ("subtype", json!(subtype)),
             ("is_error", json!(is_error)),
-            // Unknown to the source: stated as 0, as the SDK's reader requires the members.
-            ("duration_ms", json!(0)),
+            // Unknown to the source: stated as 0, as the SDK's reader requires the members; a
+            // run under exec took the time measured.
+            ("duration_ms", json!(self.began.map_or(0, |b| b.elapsed().as_millis() as u64))),
             ("duration_api_ms", json!(0)),
             ("num_turns", json!(self.turns)),
             ("result", json!(text)),
@@ -372,42 +381,6 @@ impl Encoder {
         put(sink, Value::Object(line));
         self.done = true;
     }
-
-    /// A line of the source's is out: the stream has begun (its ids, for a result made later).
-    fn own_line(&mut self, ctx: &Context) {
-        if !self.started {
-            self.started = true;
-            self.base = ctx.derived_uuid();
-            self.session_id = ctx.session_id.clone().unwrap_or_else(|| self.base.clone());
-            self.model = ctx.model.clone().unwrap_or_else(|| "unknown".into());
-        }
-    }
-
-    fn own(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
-        match &rec.event {
-            // A Claude Code stream cut before its result still ends with one.
-            Event::Terminal(t) if t.synthesized && !self.wrote_result => {
-                // (init first where nothing of the source's was written.)
-                self.ensure_init(ctx, sink, None);
-                self.result(t, ctx, sink);
-                Fate::Written
-            }
-            Event::Extension { line } => {
-                self.wrote_result |= line.get("type").and_then(Value::as_str) == Some("result");
-                self.own_line(ctx);
-                put(sink, line.clone());
-                Fate::PassedThrough
-            }
-            _ => match rec.extra.get("line") {
-                Some(line) => {
-                    self.own_line(ctx);
-                    put(sink, line);
-                    Fate::Written
-                }
-                None => Fate::Absorbed,
-            },
-        }
-    }
 }
 
 impl Encode for Encoder {
@@ -415,10 +388,17 @@ impl Encode for Encoder {
         crate::codec::Hints { matches_calls_by_id: true, call_arguments: false, ..crate::codec::Hints::default() }
     }
 
-    fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
-        if rec.origin == Dialect::ClaudeCode {
-            return self.own(rec, ctx, sink);
+    /// A copied `result` line is the run's result: none is written at its end.
+    fn observe(&mut self, rec: &Record, ctx: &Context, line: &str, sink: &mut Sink<'_>) {
+        if let Ok(Ok(m)) = crate::json::object::Object::parse(line) {
+            if m.get_str("type").as_deref() == Some("result") {
+                self.done = true;
+            }
         }
+        self.observe_by_encoding(rec, ctx, sink);
+    }
+
+    fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
         let cwd = match &rec.event {
             Event::Session(s) => s.cwd.clone(),
             _ => None,
@@ -554,6 +534,13 @@ impl Encode for Encoder {
             // (The run's cost goes on its result, from the terminal.)
             Event::FinalAnswer { .. } | Event::Usage(_) | Event::Cost { .. } => return Fate::Absorbed,
             Event::ToolOutput { .. } => return Fate::Absorbed,
+            Event::Extension { line } if ctx.native => {
+                // A line of Claude's own the model has no event for, as it was.
+                self.flush(sink);
+                self.done |= line.get("type").and_then(Value::as_str) == Some("result");
+                put(sink, line.clone());
+                return Fate::PassedThrough;
+            }
             other => {
                 sink.report.dropped_kind(other.kind());
                 return Fate::Dropped;

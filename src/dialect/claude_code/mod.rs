@@ -23,7 +23,13 @@ pub fn sniff(line: &Map<String, Value>) -> Sniff {
     let Some(kind) = line.get("type").and_then(Value::as_str) else {
         return Sniff::No;
     };
+    let subtype = line.get("subtype").and_then(Value::as_str);
     match kind {
+        // claude-code.md, Lines: 'SessionStart system/hook_* lines may precede system/init;
+        // otherwise init is first'. Detection reads a stream's first lines: a `system` line of
+        // another subtype there is another agent's (Qwen Code's stream, shaped like this one,
+        // opens with `session_start`).
+        "system" if subtype.is_some_and(|s| s != "init" && !s.starts_with("hook_")) => Sniff::Against,
         k if own_kind(Dialect::ClaudeCode, k) => Sniff::Yes,
         "system" | "assistant" | "user" if line.contains_key("session_id") || line.contains_key("subtype") => {
             Sniff::Yes

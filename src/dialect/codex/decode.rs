@@ -63,7 +63,10 @@ fn tokens(u: &Value, out: &mut Decoded) -> Tokens {
         Some(Value::Number(n)) if n.is_u64() => n.as_u64(),
         // A count written as a string of its digits is that count, and said.
         Some(Value::String(s)) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => {
-            out.warn(format!("turn.completed.usage.{k} is the string {s:?}; read as the count {s}"));
+            out.warn(format!(
+                "turn.completed.usage.{k} is the string {}; read as the count {s}",
+                crate::json::quoted(s)
+            ));
             s.parse().ok()
         }
         None => None,
@@ -176,13 +179,40 @@ fn result_of(kind: &str, item: &Map<String, Value>) -> (ToolStatus, String, Opti
     (st, output, error)
 }
 
-/// A turn's end with `status`; for a codex or canonical target (`kept`), the closing line's
-/// own member (`usage`, `error`) kept on it for the codex encoder to write back.
-fn turn_end(out: &mut Decoded, m: Object<'_>, status: &str, kept: Option<(&str, Option<Value>)>) {
+/// The members of `object` that the spec does not name among `known`: what the model has no
+/// place for, kept among a record's extra members (under the name of the object they are in).
+fn unknown_members(object: &Map<String, Value>, known: &[&str]) -> Option<Value> {
+    let rest: Map<String, Value> =
+        object.iter().filter(|(k, _)| !known.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect();
+    (!rest.is_empty()).then_some(Value::Object(rest))
+}
+
+/// The members of an item of type `ty` that the spec names (codex.md, Items).
+fn item_members(ty: &str) -> &'static [&'static str] {
+    match ty {
+        "agent_message" | "reasoning" | "plan" => &["id", "type", "text"],
+        "command_execution" => &["id", "type", "command", "aggregated_output", "exit_code", "status"],
+        "file_change" => &["id", "type", "changes", "status"],
+        "mcp_tool_call" => &["id", "type", "server", "tool", "arguments", "result", "error", "status"],
+        "web_search" => &["id", "type", "query", "action", "status"],
+        "todo_list" => &["id", "type", "items"],
+        "collab_tool_call" => {
+            &["id", "type", "tool", "sender_thread_id", "receiver_thread_ids", "prompt", "agents_states", "status"]
+        }
+        "error" => &["id", "type", "message"],
+        _ => &["id", "type"],
+    }
+}
+
+/// A turn's end with `status`; the members of its closing line the spec does not name (of the
+/// line, and inside its `usage` or `error`) kept as its extra members.
+fn turn_end(out: &mut Decoded, m: Object<'_>, status: &str, inner: Option<(&str, Option<Value>, &[&str])>) {
     let mut rec = own(Event::TurnEnd { id: None, status: Some(status.into()), reason: None });
     rec.extra = out.extra(m);
-    if let Some((key, Some(v))) = kept {
-        rec.extra.insert(key, v);
+    if let Some((key, Some(Value::Object(v)), known)) = inner {
+        if let Some(rest) = unknown_members(&v, known) {
+            rec.extra.insert(key, rest);
+        }
     }
     out.push(rec);
 }
@@ -274,31 +304,35 @@ impl Decoder {
                 }
             }
         }
-        let keep = out.hints.verbatim_wanted || out.hints.named_shapes.is_none();
-        // The line as read: `type`, then its members, the item where it stood.
-        let mut line = Map::new();
-        line.insert("type".into(), Value::String(kind.to_string()));
-        let mut item = Some(item);
-        for (i, (k, v)) in rest.into_iter().enumerate() {
-            if i == at {
-                line.insert("item".into(), Value::Object(item.take().unwrap_or_default()));
-            }
-            line.insert(k, v);
-        }
-        if let Some(item) = item {
-            line.insert("item".into(), Value::Object(item));
-        }
         if events.is_empty() {
-            // A kind of item, or a state of one, the model has no event for: kept whole.
+            // A kind of item, or a state of one, the model has no event for: kept whole, as read
+            // (`type`, then its members, the item where it stood).
+            let mut line = Map::new();
+            line.insert("type".into(), Value::String(kind.to_string()));
+            let mut item = Some(item);
+            for (i, (k, v)) in rest.into_iter().enumerate() {
+                if i == at {
+                    line.insert("item".into(), Value::Object(item.take().unwrap_or_default()));
+                }
+                line.insert(k, v);
+            }
+            if let Some(item) = item {
+                line.insert("item".into(), Value::Object(item));
+            }
             out.push(own(Event::Extension { line: Value::Object(line) }));
             return;
         }
+        // What the spec does not name, of the line and of its item, goes with its last record.
+        let unknown = unknown_members(&item, item_members(&ty));
         let n = events.len();
         for (i, e) in events.into_iter().enumerate() {
             let mut rec = own(e);
-            if keep && i + 1 == n {
-                for (k, v) in &line {
+            if i + 1 == n {
+                for (k, v) in &rest {
                     rec.extra.insert(k.clone(), v.clone());
+                }
+                if let Some(unknown) = &unknown {
+                    rec.extra.insert("item", unknown.clone());
                 }
             }
             out.push(rec);
@@ -309,7 +343,6 @@ impl Decoder {
 impl Decode for Decoder {
     fn decode(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
         let kind = take_type(&mut m)?;
-        let keep = out.hints.verbatim_wanted || out.hints.named_shapes.is_none();
         match kind.as_ref() {
             "thread.started" => {
                 let id = m.take_str("thread_id");
@@ -353,7 +386,22 @@ impl Decode for Decoder {
                     })));
                 }
                 self.turn = Some(TurnEnd::Completed);
-                turn_end(out, m, "completed", keep.then_some(("usage", usage)));
+                turn_end(
+                    out,
+                    m,
+                    "completed",
+                    Some((
+                        "usage",
+                        usage,
+                        &[
+                            "input_tokens",
+                            "cached_input_tokens",
+                            "cache_write_input_tokens",
+                            "output_tokens",
+                            "reasoning_output_tokens",
+                        ],
+                    )),
+                );
             }
             "turn.failed" => {
                 let error = m.shift_remove("error");
@@ -367,7 +415,7 @@ impl Decode for Decoder {
                     .unwrap_or_else(|| "turn failed".into());
                 out.push(own(Event::Error { message: message.clone(), fatal: true }));
                 self.turn = Some(TurnEnd::Failed(message));
-                turn_end(out, m, "failed", keep.then_some(("error", error)));
+                turn_end(out, m, "failed", Some(("error", error, &["message"])));
             }
             "error" => {
                 let message = m.take_str("message").unwrap_or_default();

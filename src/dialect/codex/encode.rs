@@ -12,10 +12,17 @@ use serde_json::{json, Map, Value};
 use super::COMMAND;
 use crate::codec::make_room;
 use crate::codec::Context;
-use crate::codec::{Dialect, Encode, Record, Sink};
+use crate::codec::{Encode, Record, Sink};
 use crate::json::{write_line, Layout};
 use crate::model::{Arguments, Denial, Event, Outcome, Terminal, ToolResult, ToolStatus};
 use crate::report::Fate;
+
+/// How a call ended: with a status, or refused (it never ran).
+#[derive(Clone, Copy)]
+enum End {
+    Status(ToolStatus),
+    Refused,
+}
 
 /// A call written as an item that has not completed yet.
 struct OpenItem {
@@ -175,22 +182,28 @@ impl Encoder {
         self.calls.insert(id.to_string(), open);
     }
 
-    /// A call's end: `completed`, `failed`, or for a command that never ran, `declined`.
-    fn end_call(
-        &mut self,
-        sink: &mut Sink<'_>,
-        id: &str,
-        status: ToolStatus,
-        output: Option<String>,
-        error: Option<&str>,
-    ) {
+    /// A call's end: `completed`; `failed`; for a cancelled call (it ran, and a timeout or an
+    /// interrupt stopped it) `failed` with no exit code and the reason; `declined` only for a
+    /// command the source refused (codex.md: `declined` is "not run").
+    fn end_call(&mut self, sink: &mut Sink<'_>, id: &str, end: End, output: Option<String>, error: Option<&str>) {
         let Some(mut open) = self.calls.shift_remove(id) else { return };
         if let Some(o) = output {
             open.output = o;
         }
-        let (word, code) = match (&open.kind, status) {
-            (_, ToolStatus::Completed) => ("completed", Some(0)),
-            (ItemKind::Command { .. }, ToolStatus::Cancelled) => ("declined", None),
+        let (word, code) = match (&open.kind, end) {
+            (_, End::Status(ToolStatus::Completed)) => ("completed", Some(0)),
+            (ItemKind::Command { .. }, End::Refused) => ("declined", None),
+            (ItemKind::Command { .. }, End::Status(ToolStatus::Cancelled)) => {
+                // command_execution has no member for why: the reason follows its output.
+                if let Some(why) = error.filter(|w| !w.is_empty()) {
+                    if !open.output.is_empty() && !open.output.ends_with('\n') {
+                        open.output.push('\n');
+                    }
+                    open.output.push_str(why);
+                }
+                ("failed", None)
+            }
+            (ItemKind::Mcp { .. }, End::Refused | End::Status(ToolStatus::Cancelled)) => ("failed", None),
             // A failed command exited non-zero (codex.md: failed is a non-zero exit): 1 where
             // the source stated no code.
             _ => ("failed", Some(1)),
@@ -249,59 +262,6 @@ impl Encoder {
         }
         self.closed = true;
     }
-
-    /// A record read from codex: its line as it was, where the record carries it; nothing
-    /// for the others of the same line (and for the end codex never writes).
-    fn own(&mut self, rec: &Record, sink: &mut Sink<'_>) -> Fate {
-        let ex = &rec.extra;
-        match &rec.event {
-            Event::Session(s) => {
-                let mut line = Map::new();
-                line.insert("type".into(), json!("thread.started"));
-                line.insert("thread_id".into(), json!(s.id.clone().unwrap_or_default()));
-                line.extend(ex.to_fields());
-                put(sink, Value::Object(line));
-                self.started = true;
-            }
-            Event::TurnStart { .. } => {
-                let mut line = Map::new();
-                line.insert("type".into(), json!("turn.started"));
-                line.extend(ex.to_fields());
-                put(sink, Value::Object(line));
-                self.closed = false;
-            }
-            Event::TurnEnd { status, .. } => {
-                let failed = status.as_deref() == Some("failed");
-                let mut line = Map::new();
-                line.insert("type".into(), json!(if failed { "turn.failed" } else { "turn.completed" }));
-                line.extend(ex.to_fields());
-                put(sink, Value::Object(line));
-                self.closed = true;
-            }
-            Event::Error { message, fatal: false } => {
-                let mut line = Map::new();
-                line.insert("type".into(), json!("error"));
-                line.insert("message".into(), json!(message));
-                line.extend(ex.to_fields());
-                put(sink, Value::Object(line));
-            }
-            Event::Extension { line } => {
-                put(sink, line.clone());
-                return Fate::PassedThrough;
-            }
-            // An item line, kept whole by the decoder (`type`, `item` and any other member, in
-            // the order read).
-            _ if ex.contains_key("item") => {
-                let mut line = ex.to_fields();
-                if !line.contains_key("type") {
-                    line.insert("type".into(), json!("item.completed"));
-                }
-                put(sink, Value::Object(line));
-            }
-            _ => return Fate::Absorbed,
-        }
-        Fate::Written
-    }
 }
 
 impl Encoder {
@@ -315,7 +275,7 @@ impl Encoder {
             self.start_call(sink, &id, &name, &r.arguments);
         }
         let output = r.output.as_ref().or(ctx.call.output.as_ref()).map(|o| o.as_str().into_owned());
-        self.end_call(sink, &id, r.status, output, r.error.as_deref());
+        self.end_call(sink, &id, End::Status(r.status), output, r.error.as_deref());
     }
 
     /// A refusal: the call (started here where it was not) ends cancelled, saying why.
@@ -329,7 +289,7 @@ impl Encoder {
         }
         let why = d.reason.clone().unwrap_or_else(|| "approval required".into());
         self.denied = Some(why.clone());
-        self.end_call(sink, &id, ToolStatus::Cancelled, Some(String::new()), Some(&why));
+        self.end_call(sink, &id, End::Refused, Some(String::new()), Some(&why));
         Fate::Written
     }
 
@@ -362,15 +322,24 @@ impl Encode for Encoder {
         crate::codec::Hints { matches_calls_by_id: true, call_arguments: false, ..crate::codec::Hints::default() }
     }
 
+    /// A copied `turn.completed` or `turn.failed` ends the turn: no other is written at the
+    /// run's end, unless a copied `turn.started` opens another (a resumed run cut in its second
+    /// turn still ends with `turn.failed`).
+    fn observe(&mut self, rec: &Record, ctx: &Context, line: &str, sink: &mut Sink<'_>) {
+        if let Ok(Ok(m)) = crate::json::object::Object::parse(line) {
+            match m.get_str("type").as_deref() {
+                Some("turn.completed" | "turn.failed") => self.closed = true,
+                Some("turn.started") => self.closed = false,
+                _ => {}
+            }
+        }
+        self.observe_by_encoding(rec, ctx, sink);
+    }
+
     fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
         if self.server.is_empty() {
             // The dialect the run was read from names the MCP server of its tools.
             self.server = rec.origin.name().to_string();
-        }
-        if rec.origin == Dialect::Codex {
-            // The codex decoder keeps each line whole on its last record for a codex or
-            // canonical target, the only ones that reach here with codex records.
-            return self.own(rec, sink);
         }
         match &rec.event {
             Event::Terminal(t) => {
@@ -449,7 +418,8 @@ impl Encode for Encoder {
             Event::ToolResult(r) => self.tool_result(r, ctx, sink),
             Event::PermissionDenied(d) => return self.refused(d, ctx, sink),
             Event::ToolWithdrawn { id: Some(id) } => {
-                self.end_call(sink, id, ToolStatus::Cancelled, None, Some("withdrawn"));
+                // A draft withdrawn: a call that did not complete, which codex cannot withdraw.
+                self.end_call(sink, id, End::Status(ToolStatus::Cancelled), None, Some("withdrawn"));
             }
             Event::Todo { items } => self.todo(items, sink),
             Event::Notice { text } => {

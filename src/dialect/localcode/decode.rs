@@ -185,8 +185,6 @@ impl Decode for Decoder {
                 };
                 m.remove("args");
                 m.remove("arguments");
-                // Which of the two, for writing it back to localcode.
-                m.insert("type", Value::String(kind.to_string()));
                 Event::ToolCall(ToolCall {
                     id: m.take_name("id").or_else(|| m.take_name("call_id")),
                     name: m.take_name("name").unwrap_or_default(),
@@ -228,6 +226,9 @@ impl Decode for Decoder {
                 reason: m.take_str("loop_exit_reason"),
             },
             "round_start" => Event::RoundStart { id: None, index: m.take_count("round_idx") },
+            // The project log's turn start (localcode.md: written only to .localcode/events.jsonl),
+            // met in streams of the run_start generation.
+            "turn_start" => Event::TurnStart { id: m.take_str("turn_id") },
             "round_end" => Event::RoundEnd { id: None, stop: None },
             "run_start" => {
                 let version = m.get_str("schema_version").unwrap_or_default();

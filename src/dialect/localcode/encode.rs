@@ -104,24 +104,24 @@ impl Default for Encoder {
     }
 }
 
-/// A call's arguments as localcode's `args` text: localcode's own as they were, another
-/// dialect's unwrapped ([`Arguments::unwrapped_text`]).
-fn args_text<'a>(a: &'a Arguments, rec: &Record) -> Cow<'a, str> {
-    if rec.origin == Dialect::Localcode {
+/// A call's arguments as localcode's `args` text: localcode's own (`native`) as they were,
+/// another dialect's unwrapped ([`Arguments::unwrapped_text`]).
+fn args_text(a: &Arguments, native: bool) -> Cow<'_, str> {
+    if native {
         return a.as_text();
     }
     a.unwrapped_text()
 }
 
-/// Writes a line: `type` first, the fields in the given order, then (for records read from
-/// localcode itself) the members the model had no field for.
+/// Writes a line: `type` first, the fields in the given order, then the members the model had
+/// no field for (a localcode source's: the pipeline leaves none on another dialect's records).
 fn put<'a>(
     sink: &mut Sink<'_>,
     kind: &'a str,
     fields: impl IntoIterator<Item = (&'a str, Field<'a>)>,
     rec: &'a Record,
 ) {
-    let extra = (rec.origin == Dialect::Localcode).then_some(&rec.extra);
+    let extra = Some(&rec.extra).filter(|e| !e.is_empty());
     write_in_order(sink.out, Dialect::Localcode.contract(), kind, fields, extra, Layout::Spaced);
 }
 
@@ -143,6 +143,30 @@ fn digits(n: u64) -> Field<'static> {
 }
 
 impl Encode for Encoder {
+    /// What writing the record would have left, without the writing: whether text is
+    /// streaming, the reasoning so far, the last error said.
+    fn observe(&mut self, rec: &Record, ctx: &Context, _: &str, sink: &mut Sink<'_>) {
+        if let Event::Terminal(_) = rec.event {
+            // For the exit status it states.
+            return self.observe_by_encoding(rec, ctx, sink);
+        }
+        match &rec.event {
+            Event::ReasoningStart { .. } | Event::ReasoningEnd { .. } => self.reasoning.clear(),
+            Event::ReasoningDelta { text } if self.reasoning.len() < MAX_REASONING_KEPT * 4 => {
+                self.reasoning.push_str(text)
+            }
+            Event::Error { message, .. } => self.last_error = Some(message.clone()),
+            _ => {}
+        }
+        match &rec.event {
+            Event::TextStart | Event::TextDelta { .. } | Event::TextReplace { .. } | Event::TextEnd { .. } => {
+                self.streaming = true
+            }
+            Event::FinalAnswer { .. } | Event::Repeat => {}
+            _ => self.streaming = false,
+        }
+    }
+
     fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
         let fate = self.write(rec, ctx, sink);
         let text = matches!(
@@ -186,7 +210,7 @@ impl Encoder {
     fn tool_result(&mut self, r: &ToolResult, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) {
         let call = &ctx.call;
         let arguments = if r.arguments.is_empty() { &call.arguments } else { &r.arguments };
-        let args = args_text(arguments, rec);
+        let args = args_text(arguments, ctx.native);
         let args = self.fit("tool_result", "args", &args, sink);
         let result = self.fit_field("tool_result", "result", tool_output(r, ctx), sink);
         let failed = if r.status == ToolStatus::Completed { "false" } else { "true" };
@@ -207,7 +231,7 @@ impl Encoder {
         // after the call's tool_start where the source gave none before the refusal.
         if !ctx.matched {
             sink.report.synthesized("tool_start");
-            let args = args_text(&d.arguments, rec);
+            let args = args_text(&d.arguments, ctx.native);
             let args = self.fit("tool_start", "args", &args, sink);
             let index = ctx.call.index.map_or(s("-1"), digits);
             let fields = [("name", Field::Str(&d.name)), ("args", args), ("index", index)];
@@ -236,6 +260,10 @@ impl Encoder {
         let reason =
             t.reason.clone().or_else(|| c.outcome_str(outcome, "reason").map(str::to_string)).unwrap_or_default();
         let totals = ctx.totals;
+        if totals.is_empty() {
+            // localcode's result has no word for unknown tokens: zeros, said.
+            sink.report.synthesized(crate::report::UNKNOWN_USAGE);
+        }
         let mut tokens = Map::new();
         tokens.insert("prompt".into(), Value::from(totals.input.unwrap_or(0)));
         tokens.insert("completion".into(), Value::from(totals.output.unwrap_or(0)));
@@ -255,7 +283,7 @@ impl Encoder {
 
     /// One record's lines (see [`Encode::encode`], which notes whether the last was text).
     fn write(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
-        let own = rec.origin == Dialect::Localcode;
+        let own = ctx.native;
         match &rec.event {
             Event::ReasoningStart { reset } => {
                 self.reasoning.clear();
@@ -299,10 +327,9 @@ impl Encoder {
                 self.stream(new, rec, sink);
             }
             Event::TextDelta { text, chars } => {
-                if !own {
-                    // wuu's deltas, say, come with no start of their own.
-                    self.start_stream(rec, sink);
-                }
+                // Text comes after a `stream_start` (wuu's deltas, say, come with no start of
+                // their own).
+                self.start_stream(rec, sink);
                 // Longer text is split over several content events: nothing is cut.
                 let pieces = split_chars(text, self.limit("content", "chunk"));
                 let whole = pieces.len() == 1;
@@ -320,17 +347,10 @@ impl Encoder {
                 put(sink, "tool_preview", [("name", name), ("chars", digits(chars)), ("snippet", snippet)], rec);
             }
             Event::ToolCall(c) => {
-                let args = args_text(&c.arguments, rec);
+                let args = args_text(&c.arguments, ctx.native);
                 let args = self.fit("tool_start", "args", &args, sink);
                 let index = c.index.or(ctx.call.index).map_or(s("-1"), digits);
-                // The run_start generation's name for it, where a localcode source used that.
-                let said = (rec.origin == Dialect::Localcode).then(|| rec.extra.get("type")).flatten();
-                let kind = if said.as_ref().and_then(|v| v.as_str()) == Some("tool_call") {
-                    "tool_call"
-                } else {
-                    "tool_start"
-                };
-                put(sink, kind, [("name", Field::Str(&c.name)), ("args", args), ("index", index)], rec);
+                put(sink, "tool_start", [("name", Field::Str(&c.name)), ("args", args), ("index", index)], rec);
             }
             Event::ToolResult(r) => self.tool_result(r, rec, ctx, sink),
             Event::PermissionDenied(d) => self.refused(d, rec, ctx, sink),
@@ -358,34 +378,8 @@ impl Encoder {
                 put(sink, "error", [("message", v)], rec);
                 self.last_error = Some(message.clone());
             }
-            Event::TurnEnd { status, reason, .. } if own && (status.is_some() || reason.is_some()) => {
-                let mut fields = Vec::new();
-                if let Some(x) = status {
-                    fields.push(("completion_status", s(x)));
-                }
-                if let Some(x) = reason {
-                    fields.push(("loop_exit_reason", s(x)));
-                }
-                put(sink, "turn_end", fields, rec);
-            }
+            // A turn's end is `done` (the run_start generation's `turn_end` is not the spec's).
             Event::TurnEnd { .. } => put(sink, "done", vec![], rec),
-            Event::RoundStart { index, .. } if own => {
-                let fields = index.map(|i| vec![("round_idx", Field::Owned(Value::from(i)))]).unwrap_or_default();
-                put(sink, "round_start", fields, rec);
-            }
-            Event::RoundEnd { .. } if own => put(sink, "round_end", vec![], rec),
-            Event::Session(sess) if own && rec.extra.contains_key("schema_version") => {
-                // In the order localcode writes them: the version first.
-                let mut fields: Vec<(&str, Field<'_>)> =
-                    rec.extra.get("schema_version").map(|v| ("schema_version", Field::Owned(v))).into_iter().collect();
-                if let Some(x) = &sess.run_id {
-                    fields.push(("run_id", s(x)));
-                }
-                if let Some(x) = &sess.version {
-                    fields.push(("localcode_version", s(x)));
-                }
-                put(sink, "run_start", fields, rec);
-            }
             Event::FinalAnswer { text } if !own && !ctx.answer_streamed && !text.is_empty() => {
                 // An answer the source gave whole (adal's answer) is the assistant's output: a
                 // localcode reader sees it streamed, as localcode streams its own, and again in

@@ -7,11 +7,8 @@ use serde_json::{Map, Value};
 use super::SCHEMA_VERSION;
 use crate::codec::{Decode, Decoded, Dialect, LineError, Record};
 use crate::dialect::util::{check_record, kind_of, not_a_count, take_count_noted};
-use crate::json::member::raw_in_layout;
 use crate::json::member::Member;
-use crate::json::number::plain_u64;
-use crate::json::object::{sorts_after, Object};
-use crate::json::Layout;
+use crate::json::object::Object;
 use crate::model::{Arguments, Basis, Event, Outcome, Scope, Summary, SummaryCall, Terminal, Tokens, ToolCall, Usage};
 
 #[derive(Default)]
@@ -123,52 +120,6 @@ fn summary(m: &mut Object<'_>, out: &mut Decoded) -> Summary {
     }
 }
 
-/// Whether loom's encoder writes a `Turn`, `ToolCall` or `Usage` line back byte for byte as
-/// it was read (the line being compact, [`Object::compact_len`]): its keys in order, each field of
-/// the kind of the JSON type the encoder writes it as, written as the sorted layout writes it
-/// (a count as plain digits, a string with nothing to escape otherwise), the fields the encoder
-/// always writes there, and every other member one the contract keeps, written as read. Most
-/// loom lines read for loom are; the encoder then copies the line instead of writing it again.
-/// Any doubt is a no: the line is then written as any other.
-fn written_as_read(m: &Object<'_>, kind: &str) -> bool {
-    let may = Dialect::Loom.contract().fields_of(kind);
-    let string = |v: &Member<'_>| v.is_str_as_written(Layout::Sorted);
-    let count = |v: &Member<'_>| matches!(v, Member::Raw(r, _) if plain_u64(r));
-    // The fields the encoder writes whether or not the line has them.
-    let mut always = match kind {
-        "ToolCall" => 3,
-        "Usage" => 1,
-        _ => 0,
-    };
-    let mut before = "";
-    for (k, v) in m.iter() {
-        if !sorts_after(k, before) {
-            return false;
-        }
-        before = k;
-        let fits = match (kind, k) {
-            (_, "kind") => string(v),
-            (_, "schema_version") => matches!(v, Member::Raw(VERSION_TEXT, _)),
-            ("Turn", "turn") => count(v),
-            ("Turn", "turn_stop") | ("Usage", "model") => string(v),
-            ("ToolCall", "arguments" | "call_id" | "name") => {
-                always -= 1;
-                string(v)
-            }
-            ("Usage", "final_usage") => {
-                always -= 1;
-                matches!(v, Member::Raw("true" | "false", _))
-            }
-            ("Usage", k) if COUNTS.contains(&k) => count(v),
-            _ => matches!(v, Member::Raw(r, as_is) if raw_in_layout(r, *as_is, Layout::Sorted)) && may.accepts(k, v),
-        };
-        if !fits {
-            return false;
-        }
-    }
-    always == 0
-}
-
 impl Decode for Decoder {
     fn decode(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
         check_version(&m, out)?;
@@ -181,12 +132,6 @@ impl Decode for Decoder {
         // of the wrong type is left out rather than the record lost.
         check_record(Dialect::Loom.contract(), &kind, &mut m, out)?;
         let hot = matches!(kind.as_ref(), "Turn" | "ToolCall" | "Usage");
-        // Checked before the members are taken, and only where the line was read as it stands.
-        let verbatim = hot
-            && out.hints.verbatim_wanted
-            && out.warnings.is_empty()
-            && m.compact_len() == Some(out.line_len)
-            && written_as_read(&m, &kind);
         if !hot {
             m.take_each(|k, _| matches!(k, "kind" | "schema_version"));
         }
@@ -269,10 +214,8 @@ impl Decode for Decoder {
         if no_counts {
             say_no_counts(&m, &kind, &COUNTS, out);
         }
-        // A record to be copied out as read is never written from its members (only loom's
-        // encoder is given it, and it copies the line), so its extra members are not kept.
-        let extra = if verbatim { crate::model::Extra::new() } else { out.extra(m) };
-        out.push(Record { event, origin: Dialect::Loom, extra, verbatim });
+        let extra = out.extra(m);
+        out.push(Record::with_extra(Dialect::Loom, event, extra));
         Ok(())
     }
 }

@@ -38,11 +38,50 @@ pub struct Encoder {
     contract: &'static Contract,
     run: Gathered,
     approval_written: bool,
+    /// An Approval read, with its extra members, waiting for the terminal record: loom writes
+    /// it "just before the terminal record when the run stopped ApprovalRequired" (loom.md),
+    /// so it goes out just before such a terminal, and nowhere else.
+    approval: Option<(Vec<String>, Extra)>,
 }
 
 impl Encoder {
     pub fn new() -> Self {
-        Encoder { contract: Dialect::Loom.contract(), run: Gathered::default(), approval_written: false }
+        Encoder {
+            contract: Dialect::Loom.contract(),
+            run: Gathered::default(),
+            approval_written: false,
+            approval: None,
+        }
+    }
+
+    /// Before terminal `t`: the Approval held for it where the run stopped ApprovalRequired
+    /// (one made from the refused calls where none was read); else the one held is dropped,
+    /// and said (a cut stream that ended after its Approval did not stop for approval).
+    fn before_terminal(&mut self, t: &Terminal, sink: &mut Sink<'_>) {
+        let held = self.approval.take();
+        if t.outcome != Outcome::PermissionDenied {
+            if held.is_some() {
+                sink.report.dropped_kind("approval (the run did not stop ApprovalRequired)");
+            }
+            return;
+        }
+        if self.approval_written {
+            return;
+        }
+        let (actions, extra) = match held {
+            Some((actions, extra)) => (actions, extra),
+            None => {
+                sink.report.synthesized("Approval");
+                let mut actions = self.run.denied.clone();
+                if actions.is_empty() {
+                    actions.extend(self.run.calls.stopped_at().map(str::to_string));
+                }
+                (actions, Extra::new())
+            }
+        };
+        let extra = Some(&extra).filter(|e| !e.is_empty());
+        emit(sink, "Approval", vec![("actions", Field::Owned(Value::from(actions)))], extra);
+        self.approval_written = true;
     }
 }
 
@@ -496,18 +535,28 @@ impl Encode for Encoder {
         }
     }
 
-    fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
-        let own = rec.origin == Dialect::Loom;
-        // A record marked so carries no extra members (the decoder kept none): it is only ever
-        // copied, with the line it came from.
-        debug_assert!(!(own && rec.verbatim && sink.line.is_empty()), "a verbatim record without its line");
-        if own && rec.verbatim && !sink.line.is_empty() {
-            // The line as read is the line this encoder writes for it (the decoder checked).
-            sink.out.extend_from_slice(sink.line.as_bytes());
-            sink.out.push(b'\n');
-            return Fate::Written;
+    /// A loom run's own records are written as they come, with nothing kept between them but
+    /// whether an Approval line is out (a foreign run's are gathered, and never copied).
+    fn observe(&mut self, rec: &Record, ctx: &Context, line: &str, sink: &mut Sink<'_>) {
+        let _ = line;
+        match &rec.event {
+            Event::Approval { .. } if ctx.native => self.approval_written = true,
+            // The exit status a terminal states; a foreign run's records are gathered. The
+            // Approval held for it goes out before the terminal's line.
+            Event::Terminal(t) => {
+                self.before_terminal(t, sink);
+                self.observe_by_encoding(rec, ctx, sink)
+            }
+            _ if !ctx.native => self.observe_by_encoding(rec, ctx, sink),
+            _ => {}
         }
-        let extra = own.then_some(&rec.extra);
+    }
+
+    fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
+        // A loom run's records are written as loom's lines; another dialect's are gathered into
+        // the Session line a foreign run becomes.
+        let own = ctx.native;
+        let extra = Some(&rec.extra).filter(|e| !e.is_empty());
         match &rec.event {
             Event::SessionSummary(s) => {
                 let calls = s.tool_calls.as_ref().map(|calls| {
@@ -522,8 +571,9 @@ impl Encode for Encoder {
                 emit_session(sink, s, calls, extra)
             }
             Event::Approval { actions } => {
-                emit(sink, "Approval", vec![("actions", Field::Owned(Value::from(actions.clone())))], extra);
-                self.approval_written = true;
+                // Held for the terminal record (see `before_terminal`); a later one stands.
+                self.approval = Some((actions.clone(), rec.extra.clone()));
+                return Fate::Absorbed;
             }
             Event::Terminal(t) => {
                 if self.run.any {
@@ -531,14 +581,7 @@ impl Encode for Encoder {
                     let calls = session.projection_error.is_none().then(|| self.run.calls.iter());
                     emit_session(sink, &session, calls, None);
                 }
-                if t.outcome == Outcome::PermissionDenied && !self.approval_written {
-                    sink.report.synthesized("Approval");
-                    let mut actions = self.run.denied.clone();
-                    if actions.is_empty() {
-                        actions.extend(self.run.calls.stopped_at().map(str::to_string));
-                    }
-                    emit(sink, "Approval", vec![("actions", Field::Owned(Value::from(actions)))], None);
-                }
+                self.before_terminal(t, sink);
                 let fields = self.terminal_fields(t);
                 sink.report.exit_status =
                     fields.iter().find(|(k, _)| *k == "exit_status").and_then(|(_, v)| v.as_i64());

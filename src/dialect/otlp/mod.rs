@@ -8,35 +8,50 @@
 //! its children one `chat {model}` span per model request and one `execute_tool {tool}` span per
 //! tool call. A request is a round where the source has rounds, else a round's usage report
 //! (localcode's `turn_tokens`), else a turn, else the run; its usage is what the run's totals
-//! grew by over it, so the requests add up to the run. Metrics: token usage per request, by
-//! the released conventions' names (`gen_ai.client.token.usage`) or, with
-//! `--otlp-semconv latest`, the GenAI repository's newer ones.
+//! grew by over it, so the requests add up to the run. The requests alone carry usage and the
+//! provider, so that a receiver summing usage over spans counts each token once (the root is no
+//! model call). Metrics: token usage per request, by the released conventions' names
+//! (`gen_ai.client.token.usage`) or, with `--otlp-semconv latest`, the GenAI repository's newer
+//! ones.
 //!
 //! OTLP/JSON: lowerCamelCase keys, enums as integers, 64-bit integers as decimal strings, trace
 //! and span ids as lowercase hex (32 and 16 digits) made from the SHA-256 of the whole input,
 //! so the same input gives the same bytes. That id is known only at the end, so a run's spans
 //! are held (a few hundred bytes each; no text) and written when it ends, in lines of at most
-//! [`LINE_BUDGET`] bytes of spans. Times: the source's session timestamp where it states one,
-//! else `SOURCE_DATE_EPOCH`, else 0, one millisecond per record after it; with `exec`, each
-//! record's arrival time.
+//! [`SPAN_BUDGET`] bytes of spans. Times (`Clock`): the source's where it states them, the
+//! clock's with `exec`, else counted back from the run's end as the caller knows it.
+
+use std::cell::RefCell;
+use std::rc::Rc;
 
 use indexmap::IndexMap;
-use serde_json::{json, Map, Value};
+use opentelemetry_proto::tonic::common::v1::{any_value, AnyValue, InstrumentationScope, KeyValue};
+use opentelemetry_proto::tonic::metrics::v1::{
+    metric::Data, number_data_point, Histogram, HistogramDataPoint, Metric, NumberDataPoint, ResourceMetrics,
+    ScopeMetrics, Sum,
+};
+use opentelemetry_proto::tonic::resource::v1::Resource;
+use opentelemetry_proto::tonic::trace::v1::{self as proto, ResourceSpans, ScopeSpans, Status};
+use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
+
+pub use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
+pub use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 
 use crate::codec::make_room;
 use crate::codec::Context;
 use crate::codec::{Dialect, Encode, EncodeOptions, Record, Sink};
-use crate::json::{write_line, Layout};
 use crate::model::{Basis, Event, Outcome, Scope, Tokens, ToolStatus};
 use crate::report::Fate;
 
 /// The released semantic conventions the default names follow.
 pub const SCHEMA_URL: &str = "https://opentelemetry.io/schemas/1.41.0";
 
-/// Bytes of spans one line holds at most before the next line starts (the Collector's reader
-/// takes lines far longer, but other readers of JSON Lines do not).
-pub const LINE_BUDGET: usize = 512 * 1024;
+/// Bytes of spans (in protobuf form) one request holds at most before the next one starts: a
+/// line of OTLP/JSON stays well under the 1 MiB that line readers commonly allow (JSON writes a
+/// span in two to three times its protobuf bytes; escaped tool content at most six), and an
+/// exported request under what receivers take.
+pub const SPAN_BUDGET: usize = 128 * 1024;
 
 /// Characters of a tool's arguments or result kept with `--otlp-tool-content`.
 pub const CONTENT_CHARS: usize = 16 * 1024;
@@ -45,10 +60,41 @@ pub const CONTENT_CHARS: usize = 16 * 1024;
 const TOKEN_BOUNDS: [u64; 14] =
     [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864];
 
-const KIND_INTERNAL: u64 = 1;
-const KIND_CLIENT: u64 = 3;
-const STATUS_ERROR: u64 = 2;
-const DELTA: u64 = 1;
+const KIND_INTERNAL: i32 = proto::span::SpanKind::Internal as i32;
+const KIND_CLIENT: i32 = proto::span::SpanKind::Client as i32;
+const STATUS_ERROR: i32 = proto::status::StatusCode::Error as i32;
+const DELTA: i32 = opentelemetry_proto::tonic::metrics::v1::AggregationTemporality::Delta as i32;
+
+/// One run's telemetry as the official OTLP messages: its spans (in requests of at most
+/// [`SPAN_BUDGET`] bytes of spans) and its token metrics.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Telemetry {
+    pub traces: Vec<ExportTraceServiceRequest>,
+    pub metrics: Option<ExportMetricsServiceRequest>,
+}
+
+impl Telemetry {
+    /// The OTLP/JSON form the Collector's `otlpjsonfile` receiver reads: one request a line.
+    pub fn write_json_lines(&self, out: &mut Vec<u8>) {
+        for t in &self.traces {
+            write_json(t, out);
+        }
+        if let Some(m) = &self.metrics {
+            write_json(m, out);
+        }
+    }
+}
+
+/// A message as one line of OTLP/JSON (the official types' serde: lowerCamelCase keys, enums as
+/// integers, hex ids, 64-bit integers as strings).
+pub fn write_json<T: serde::Serialize>(message: &T, out: &mut Vec<u8>) {
+    // Writing to a Vec fails only for a map key that is no string, which these types have none of.
+    let _ = serde_json::to_writer(&mut *out, message);
+    out.push(b'\n');
+}
+
+/// Where an encoder that keeps its runs puts them, instead of writing lines ([`Encoder::keeping`]).
+pub type Kept = Rc<RefCell<Vec<Telemetry>>>;
 
 pub use crate::codec::Semconv;
 
@@ -58,9 +104,9 @@ struct Span {
     /// 0 for the run's root, else the order it was opened in.
     n: u64,
     name: String,
-    kind: u64,
-    start: u64,
-    end: u64,
+    kind: i32,
+    start: At,
+    end: At,
     attributes: Vec<(&'static str, Value)>,
     /// An error: its `error.type` and message.
     error: Option<(String, String)>,
@@ -69,20 +115,22 @@ struct Span {
 /// A model request being measured: where the run's totals stood when it began.
 #[derive(Debug, Clone)]
 struct Request {
-    start: u64,
-    end: u64,
+    start: At,
+    end: At,
     before: Tokens,
     model: Option<String>,
+    /// The provider the source named for it, where it did.
+    provider: Option<String>,
     /// Its usage, once it has ended.
     usage: Tokens,
 }
 
 impl Request {
-    fn new(start: u64, before: Tokens, model: Option<String>) -> Self {
-        Request { start, end: start, before, model, usage: Tokens::default() }
+    fn new(start: At, before: Tokens, model: Option<String>) -> Self {
+        Request { start, end: start, before, model, provider: None, usage: Tokens::default() }
     }
 
-    fn close(&mut self, end: u64, now: &Tokens) {
+    fn close(&mut self, end: At, now: &Tokens) {
         self.end = end;
         self.usage = now.since(&self.before);
     }
@@ -91,7 +139,7 @@ impl Request {
 /// Requests told by where each began: each ends where the next begins, its usage what the
 /// run's totals grew by meanwhile (the first's from nothing, so that what came before the first
 /// is its), the last's up to the run's `totals` at `end`.
-fn partition(mut requests: Vec<Request>, end: u64, totals: &Tokens) -> Vec<Request> {
+fn partition(mut requests: Vec<Request>, end: At, totals: &Tokens) -> Vec<Request> {
     if let Some(first) = requests.first_mut() {
         first.before = Tokens::default();
     }
@@ -106,17 +154,85 @@ fn partition(mut requests: Vec<Request>, end: u64, totals: &Tokens) -> Vec<Reque
     requests
 }
 
+/// A record's time: nanoseconds since the Unix epoch where known as it arrives (the source
+/// stated it, or `exec`'s clock read it), else its place in the stream, made a time when the run
+/// ends ([`Clock::resolve`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum At {
+    Ns(u64),
+    Tick(u64),
+}
+
+/// Records with no time of their own are this far apart: a millisecond, so that a trace view
+/// shows each span with a width...
+const TICK_NS: u64 = 1_000_000;
+/// ...and a microsecond after a time the source stated, so that records between two stated
+/// times (a model streams many a second) stay between them.
+const STATED_TICK_NS: u64 = 1_000;
+
+/// Where the run's times come from: the source's stated times, else the run's end as the
+/// caller knows it (`--otlp-time`, `SOURCE_DATE_EPOCH`, the file's modification time), counted
+/// back one [`TICK_NS`] per record; with `exec`, the clock as each record arrives.
+#[derive(Debug, Default)]
+struct Clock {
+    live: bool,
+    /// The run's end where the source states no time (nanoseconds).
+    end: Option<u64>,
+    /// Records seen.
+    ticks: u64,
+    /// The first time the source stated, and at which record.
+    first: Option<(u64, u64)>,
+    /// The last time stated (or counted on from one), and at which record.
+    last: Option<(u64, u64)>,
+}
+
+impl Clock {
+    /// The time of the next record; `stated` is the time it states, where it states one.
+    fn tick(&mut self, stated: Option<u64>) -> At {
+        self.ticks += 1;
+        if self.live {
+            let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+            return At::Ns(u64::try_from(t.as_nanos()).unwrap_or(u64::MAX));
+        }
+        let counted = self.last.map(|(tick, ns)| ns.saturating_add((self.ticks - tick).saturating_mul(STATED_TICK_NS)));
+        match (stated, counted) {
+            (Some(t), counted) => {
+                // Never back in time: a stated time earlier than the one counted is read as it.
+                let t = counted.map_or(t, |c| c.max(t));
+                self.first.get_or_insert((self.ticks, t));
+                self.last = Some((self.ticks, t));
+                At::Ns(t)
+            }
+            (None, Some(c)) => At::Ns(c),
+            (None, None) => At::Tick(self.ticks),
+        }
+    }
+
+    /// A time in nanoseconds, once the run has ended: a record before the source's first stated
+    /// time is counted back from it; in a run with none, back from the run's end; with no end
+    /// known, on from the Unix epoch (what a library caller that gives none gets).
+    fn resolve(&self, at: At) -> u64 {
+        let n = match at {
+            At::Ns(t) => return t,
+            At::Tick(n) => n,
+        };
+        match (self.first, self.end) {
+            (Some((tick, ns)), _) => ns.saturating_sub(tick.saturating_sub(n).saturating_mul(TICK_NS)),
+            (None, Some(end)) => end.saturating_sub(self.ticks.saturating_sub(n).saturating_mul(TICK_NS)),
+            (None, None) => n.saturating_mul(TICK_NS),
+        }
+    }
+}
+
 #[derive(Default)]
 pub struct Encoder {
     semconv: Semconv,
     content: bool,
-    live: bool,
-    epoch_ns: u64,
-    /// Records seen: the clock when there is no other.
-    ticks: u64,
+    clock: Clock,
     started: bool,
-    start: u64,
+    start: At,
     agent: String,
+    /// The provider the source named last, or the one its dialect's agent calls.
     provider: Option<String>,
     models: Vec<String>,
     conversation: Option<String>,
@@ -130,31 +246,34 @@ pub struct Encoder {
     turns: Vec<Request>,
     basis: Vec<&'static str>,
     done: bool,
+    /// Runs are kept here as messages rather than written as lines.
+    keep: Option<Kept>,
+}
+
+impl Default for At {
+    fn default() -> Self {
+        At::Tick(0)
+    }
 }
 
 impl Encoder {
     pub fn new(opts: &EncodeOptions) -> Self {
+        let end = opts.run_end_ns.or_else(|| opts.source_date_epoch.map(|s| s.saturating_mul(1_000_000_000)));
         Encoder {
             semconv: opts.otlp_semconv,
             content: opts.otlp_tool_content,
-            live: opts.live_times,
-            epoch_ns: opts.source_date_epoch.unwrap_or(0).saturating_mul(1_000_000_000),
+            clock: Clock { live: opts.live_times, end, ..Clock::default() },
             ..Self::default()
         }
     }
 
-    /// The time of the record now: its arrival with `exec`, else one millisecond per record
-    /// after the run's epoch.
-    fn now(&mut self) -> u64 {
-        self.ticks += 1;
-        if self.live {
-            let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-            return u64::try_from(t.as_nanos()).unwrap_or(u64::MAX);
-        }
-        self.epoch_ns.saturating_add(self.ticks.saturating_mul(1_000_000))
+    /// An encoder that keeps each run's messages in `kept` (the export sends them) instead of
+    /// writing them as lines.
+    pub fn keeping(opts: &EncodeOptions, kept: Kept) -> Self {
+        Encoder { keep: Some(kept), ..Encoder::new(opts) }
     }
 
-    fn span(&mut self, name: String, kind: u64, start: u64) -> Span {
+    fn span(&mut self, name: String, kind: i32, start: At) -> Span {
         self.made += 1;
         Span { n: self.made, name, kind, start, end: start, attributes: Vec::new(), error: None }
     }
@@ -167,7 +286,7 @@ impl Encoder {
         }
     }
 
-    fn begin(&mut self, ctx: &Context, origin: Dialect) {
+    fn begin(&mut self, ctx: &Context, origin: Dialect, now: At) {
         if self.started {
             return;
         }
@@ -179,16 +298,18 @@ impl Encoder {
         };
         self.agent = agent.map_or("unknown", Dialect::name).to_string();
         // The provider a dialect's agent calls where the stream does not say (claude-code.md:
-        // Anthropic's Messages API; codex.md: OpenAI's).
+        // Anthropic's Messages API; codex.md: OpenAI's; gemini.md: Google's Gemini API, whose
+        // OpenTelemetry name is gcp.gemini).
         self.provider = match agent {
             Some(Dialect::ClaudeCode) => Some("anthropic".into()),
             Some(Dialect::Codex) => Some("openai".into()),
+            Some(Dialect::Gemini) => Some("gcp.gemini".into()),
             _ => None,
         };
-        self.start = self.now();
+        self.start = now;
     }
 
-    fn open_tool(&mut self, id: &str, name: &str, arguments: Option<String>, now: u64) {
+    fn open_tool(&mut self, id: &str, name: &str, arguments: Option<String>, now: At) {
         let mut span = self.span(format!("execute_tool {name}"), KIND_INTERNAL, now);
         span.attributes.push(("gen_ai.operation.name", json!("execute_tool")));
         span.attributes.push(("gen_ai.tool.name", json!(name)));
@@ -205,7 +326,7 @@ impl Encoder {
         }
     }
 
-    fn close_tool(&mut self, id: &str, name: &str, error: Option<(String, String)>, result: Option<String>, now: u64) {
+    fn close_tool(&mut self, id: &str, name: &str, error: Option<(String, String)>, result: Option<String>, now: At) {
         let mut span = match self.tools.shift_remove(id) {
             Some(s) => s,
             None => {
@@ -226,7 +347,7 @@ impl Encoder {
 
     /// The requests the run is told in: rounds where it has them, else round usage reports
     /// that add up to the run, else turns, else the run itself.
-    fn requests(&mut self, end: u64, totals: &Tokens) -> Vec<Request> {
+    fn requests(&mut self, end: At, totals: &Tokens) -> Vec<Request> {
         if !self.rounds.is_empty() {
             return partition(std::mem::take(&mut self.rounds), end, totals);
         }
@@ -245,8 +366,7 @@ impl Encoder {
         vec![run]
     }
 
-    fn finish(&mut self, t: &crate::model::Terminal, ctx: &Context, sink: &mut Sink<'_>) {
-        let end = self.now();
+    fn finish(&mut self, t: &crate::model::Terminal, ctx: &Context, sink: &mut Sink<'_>, end: At) {
         self.model(t.model.as_deref());
         if self.conversation.is_none() {
             self.conversation = t.session_id.clone().or_else(|| ctx.session_id.clone());
@@ -262,9 +382,16 @@ impl Encoder {
         for r in &requests {
             let model = r.model.clone().or_else(|| self.models.first().cloned());
             let mut span = self.span(format!("chat {}", model.as_deref().unwrap_or("unknown")), KIND_CLIENT, r.start);
-            span.end = r.end.max(r.start);
+            span.end = r.end;
             span.attributes.push(("gen_ai.operation.name", json!("chat")));
-            self.common(&mut span.attributes, model.as_deref());
+            // The model calls carry the usage and the provider: a receiver that sums usage
+            // over the spans naming a provider counts each token once (docs/otlp.md).
+            if let Some(p) = r.provider.as_ref().or(self.provider.as_ref()) {
+                span.attributes.push(("gen_ai.provider.name", json!(p)));
+            }
+            if let Some(m) = &model {
+                span.attributes.push(("gen_ai.request.model", json!(m)));
+            }
             usage_attributes(&mut span.attributes, &r.usage);
             self.spans.push(span);
         }
@@ -279,12 +406,14 @@ impl Encoder {
         };
         root.attributes.push(("gen_ai.operation.name", json!("invoke_agent")));
         root.attributes.push(("gen_ai.agent.name", json!(self.agent)));
-        let first = self.models.first().cloned();
-        self.common(&mut root.attributes, first.as_deref());
+        // No provider and no usage on the run's span: the run is no model call, and its usage
+        // is the sum of its requests' (docs/otlp.md, "Which span carries the tokens").
+        if let Some(m) = self.models.first() {
+            root.attributes.push(("gen_ai.request.model", json!(m)));
+        }
         if let Some(c) = &self.conversation {
             root.attributes.push(("gen_ai.conversation.id", json!(c)));
         }
-        usage_attributes(&mut root.attributes, &totals);
         root.attributes.push(("agentgate.outcome", json!(t.outcome.name())));
         if !self.basis.is_empty() {
             root.attributes.push(("agentgate.usage.basis", json!(self.basis.join(","))));
@@ -303,116 +432,138 @@ impl Encoder {
         }
         let mut spans = std::mem::take(&mut self.spans);
         spans.push(root);
-        self.write_spans(sink, &ctx.input_digest, spans);
-        self.write_metrics(sink, &requests, end);
-    }
-
-    /// `gen_ai.provider.name` and `gen_ai.request.model`, where known.
-    fn common(&self, attributes: &mut Vec<(&'static str, Value)>, model: Option<&str>) {
-        if let Some(p) = &self.provider {
-            attributes.push(("gen_ai.provider.name", json!(p)));
-        }
-        if let Some(m) = model {
-            attributes.push(("gen_ai.request.model", json!(m)));
+        let telemetry =
+            Telemetry { traces: self.traces(&ctx.input_digest, spans), metrics: self.metrics(&requests, end) };
+        match &self.keep {
+            Some(kept) => kept.borrow_mut().push(telemetry),
+            None => telemetry.write_json_lines(sink.out),
         }
     }
 
-    fn resource(&self) -> Value {
-        json!({"attributes": [
-            kv("service.name", &json!(self.agent)),
-            kv("telemetry.sdk.name", &json!("agentgate")),
-            kv("telemetry.sdk.version", &json!(env!("CARGO_PKG_VERSION"))),
-        ]})
+    fn resource(&self) -> Resource {
+        Resource {
+            attributes: vec![
+                kv("service.name", &json!(self.agent)),
+                kv("telemetry.sdk.name", &json!("agentgate")),
+                kv("telemetry.sdk.version", &json!(env!("CARGO_PKG_VERSION"))),
+            ],
+            ..Resource::default()
+        }
     }
 
-    fn scope() -> Value {
-        json!({"name": "agentgate", "version": env!("CARGO_PKG_VERSION")})
+    fn scope() -> InstrumentationScope {
+        InstrumentationScope {
+            name: "agentgate".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            ..InstrumentationScope::default()
+        }
     }
 
-    fn write_spans(&self, sink: &mut Sink<'_>, digest: &str, spans: Vec<Span>) {
-        let trace = hex(&Sha256::digest(format!("agentgate trace {digest}").as_bytes()))[..32].to_string();
-        let id = |n: u64| hex(&Sha256::digest(format!("agentgate span {trace} {n}").as_bytes()))[..16].to_string();
+    /// The run's spans, in requests of at most [`SPAN_BUDGET`] bytes of spans each.
+    fn traces(&self, digest: &str, spans: Vec<Span>) -> Vec<ExportTraceServiceRequest> {
+        let trace = Sha256::digest(format!("agentgate trace {digest}").as_bytes())[..16].to_vec();
+        let trace_hex = hex(&trace);
+        let id = |n: u64| Sha256::digest(format!("agentgate span {trace_hex} {n}").as_bytes())[..8].to_vec();
         let root = id(0);
-        let mut batch: Vec<Value> = Vec::new();
+        let mut requests = Vec::new();
+        let mut batch: Vec<proto::Span> = Vec::new();
         let mut size = 0;
-        let flush = |batch: &mut Vec<Value>, sink: &mut Sink<'_>| {
-            if batch.is_empty() {
-                return;
-            }
-            let doc = json!({"resourceSpans": [{
-                "resource": self.resource(),
-                "scopeSpans": [{"scope": Self::scope(), "spans": std::mem::take(batch), "schemaUrl": SCHEMA_URL}],
-                "schemaUrl": SCHEMA_URL,
-            }]});
-            write_line(sink.out, &doc, Layout::Compact);
+        let request = |batch: Vec<proto::Span>| ExportTraceServiceRequest {
+            resource_spans: vec![ResourceSpans {
+                resource: Some(self.resource()),
+                scope_spans: vec![ScopeSpans {
+                    scope: Some(Self::scope()),
+                    spans: batch,
+                    schema_url: SCHEMA_URL.into(),
+                }],
+                schema_url: SCHEMA_URL.into(),
+            }],
         };
         for s in spans {
-            let mut span = Map::new();
-            span.insert("traceId".into(), json!(trace));
-            span.insert("spanId".into(), json!(id(s.n)));
-            if s.n != 0 {
-                span.insert("parentSpanId".into(), json!(root));
-            }
-            span.insert("name".into(), json!(s.name));
-            span.insert("kind".into(), json!(s.kind));
-            span.insert("startTimeUnixNano".into(), json!(s.start.to_string()));
-            span.insert("endTimeUnixNano".into(), json!(s.end.max(s.start).to_string()));
-            let mut attributes: Vec<Value> = s.attributes.iter().map(|(k, v)| kv(k, v)).collect();
-            if let Some((kind, message)) = &s.error {
+            let (start, end) = (self.clock.resolve(s.start), self.clock.resolve(s.end));
+            let mut attributes: Vec<KeyValue> = s.attributes.iter().map(|(k, v)| kv(k, v)).collect();
+            let status = s.error.map(|(kind, message)| {
                 attributes.push(kv("error.type", &json!(kind)));
-                span.insert("attributes".into(), Value::Array(attributes));
-                span.insert("status".into(), json!({"message": message, "code": STATUS_ERROR}));
-            } else {
-                span.insert("attributes".into(), Value::Array(attributes));
-            }
-            let span = Value::Object(span);
-            let len = span.to_string().len();
-            if size + len > LINE_BUDGET {
-                flush(&mut batch, sink);
+                Status { message, code: STATUS_ERROR }
+            });
+            let span = proto::Span {
+                trace_id: trace.clone(),
+                span_id: id(s.n),
+                parent_span_id: if s.n == 0 { Vec::new() } else { root.clone() },
+                name: s.name,
+                kind: s.kind,
+                start_time_unix_nano: start,
+                end_time_unix_nano: end.max(start),
+                attributes,
+                status,
+                ..proto::Span::default()
+            };
+            let len = prost::Message::encoded_len(&span);
+            if size + len > SPAN_BUDGET && !batch.is_empty() {
+                requests.push(request(std::mem::take(&mut batch)));
                 size = 0;
             }
             size += len;
             batch.push(span);
         }
-        flush(&mut batch, sink);
+        if !batch.is_empty() {
+            requests.push(request(batch));
+        }
+        requests
     }
 
-    fn write_metrics(&self, sink: &mut Sink<'_>, requests: &[Request], end: u64) {
+    fn metrics(&self, requests: &[Request], end: At) -> Option<ExportMetricsServiceRequest> {
         if requests.is_empty() {
-            return;
+            return None;
         }
-        // One data point per model (as the requests name it) and figure.
-        let mut by_model: IndexMap<Option<String>, Vec<&Tokens>> = IndexMap::new();
+        // One data point per provider and model (as the requests name them) and figure.
+        type Key = (Option<String>, Option<String>);
+        let mut by_model: IndexMap<Key, Vec<&Tokens>> = IndexMap::new();
         for r in requests {
-            by_model.entry(r.model.clone().or_else(|| self.models.first().cloned())).or_default().push(&r.usage);
+            let provider = r.provider.clone().or_else(|| self.provider.clone());
+            let model = r.model.clone().or_else(|| self.models.first().cloned());
+            by_model.entry((provider, model)).or_default().push(&r.usage);
         }
-        let attributes = |model: &Option<String>, more: (&str, &str)| {
-            let mut a = vec![
-                kv("gen_ai.operation.name", &json!("chat")),
-                kv("gen_ai.provider.name", &json!(self.provider.as_deref().unwrap_or("unknown"))),
-                kv(more.0, &json!(more.1)),
-            ];
+        // The provider where the source named it, as on the spans: never invented.
+        let attributes = |(provider, model): &Key, more: (&str, &str)| {
+            let mut a = vec![kv("gen_ai.operation.name", &json!("chat"))];
+            if let Some(p) = provider {
+                a.push(kv("gen_ai.provider.name", &json!(p)));
+            }
+            if !more.0.is_empty() {
+                a.push(kv(more.0, &json!(more.1)));
+            }
             if let Some(m) = model {
                 a.push(kv("gen_ai.request.model", &json!(m)));
             }
             a
         };
-        let (start, end) = (self.start.to_string(), end.to_string());
-        let histogram = |name: &str, description: &str, points: Vec<Value>| {
-            json!({"name": name, "description": description, "unit": "{token}",
-                   "histogram": {"dataPoints": points, "aggregationTemporality": DELTA}})
+        let (start, end) = (self.clock.resolve(self.start), self.clock.resolve(end));
+        let end = end.max(start);
+        let histogram = |name: &str, description: &str, data_points: Vec<HistogramDataPoint>| Metric {
+            name: name.into(),
+            description: description.into(),
+            unit: "{token}".into(),
+            data: Some(Data::Histogram(Histogram { data_points, aggregation_temporality: DELTA })),
+            ..Metric::default()
         };
-        let point = |attrs: Vec<Value>, values: &[u64]| {
-            let mut buckets = [0u64; TOKEN_BOUNDS.len() + 1];
+        let point = |attributes: Vec<KeyValue>, values: &[u64]| {
+            let mut buckets = vec![0u64; TOKEN_BOUNDS.len() + 1];
             for v in values {
                 buckets[TOKEN_BOUNDS.iter().position(|b| v <= b).unwrap_or(TOKEN_BOUNDS.len())] += 1;
             }
-            json!({"attributes": attrs, "startTimeUnixNano": start, "timeUnixNano": end,
-                   "count": values.len().to_string(), "sum": values.iter().sum::<u64>() as f64,
-                   "bucketCounts": buckets.iter().map(u64::to_string).collect::<Vec<_>>(),
-                   "explicitBounds": TOKEN_BOUNDS.iter().map(|b| *b as f64).collect::<Vec<_>>(),
-                   "min": values.iter().min().copied().unwrap_or(0) as f64,
-                   "max": values.iter().max().copied().unwrap_or(0) as f64})
+            HistogramDataPoint {
+                attributes,
+                start_time_unix_nano: start,
+                time_unix_nano: end,
+                count: values.len() as u64,
+                sum: Some(values.iter().sum::<u64>() as f64),
+                bucket_counts: buckets,
+                explicit_bounds: TOKEN_BOUNDS.iter().map(|b| *b as f64).collect(),
+                min: Some(values.iter().min().copied().unwrap_or(0) as f64),
+                max: Some(values.iter().max().copied().unwrap_or(0) as f64),
+                ..HistogramDataPoint::default()
+            }
         };
         let input = |u: &&Tokens| u.input.unwrap_or(0);
         let output = |u: &&Tokens| u.output.unwrap_or(0);
@@ -461,18 +612,32 @@ impl Encoder {
                     ),
                 ];
                 for (name, description, figure) in figures {
-                    let points: Vec<Value> = by_model
+                    let data_points: Vec<NumberDataPoint> = by_model
                         .iter()
                         .filter(|(_, usages)| usages.iter().any(|u| figure(u).is_some()))
                         .map(|(model, usages)| {
                             let sum: u64 = usages.iter().filter_map(|u| figure(u)).sum();
-                            json!({"attributes": attributes(model, ("gen_ai.token.modality", "unknown")),
-                                   "startTimeUnixNano": start, "timeUnixNano": end, "asInt": sum.to_string()})
+                            NumberDataPoint {
+                                attributes: attributes(model, ("gen_ai.token.modality", "unknown")),
+                                start_time_unix_nano: start,
+                                time_unix_nano: end,
+                                value: Some(number_data_point::Value::AsInt(i64::try_from(sum).unwrap_or(i64::MAX))),
+                                ..NumberDataPoint::default()
+                            }
                         })
                         .collect();
-                    if !points.is_empty() {
-                        metrics.push(json!({"name": name, "description": description, "unit": "{token}",
-                            "sum": {"dataPoints": points, "aggregationTemporality": DELTA, "isMonotonic": true}}));
+                    if !data_points.is_empty() {
+                        metrics.push(Metric {
+                            name: name.into(),
+                            description: description.into(),
+                            unit: "{token}".into(),
+                            data: Some(Data::Sum(Sum {
+                                data_points,
+                                aggregation_temporality: DELTA,
+                                is_monotonic: true,
+                            })),
+                            ..Metric::default()
+                        });
                     }
                 }
                 for (name, figure) in [
@@ -482,25 +647,27 @@ impl Encoder {
                     let points = by_model
                         .iter()
                         .map(|(model, usages)| {
-                            let mut a = attributes(model, ("", ""));
-                            a.remove(2);
-                            point(a, &usages.iter().map(figure).collect::<Vec<_>>())
+                            point(attributes(model, ("", "")), &usages.iter().map(figure).collect::<Vec<_>>())
                         })
                         .collect();
                     metrics.push(histogram(name, "Tokens per inference operation.", points));
                 }
             }
         }
-        let doc = json!({"resourceMetrics": [{
-            "resource": self.resource(),
-            "scopeMetrics": [{"scope": Self::scope(), "metrics": metrics, "schemaUrl": SCHEMA_URL}],
-            "schemaUrl": SCHEMA_URL,
-        }]});
-        write_line(sink.out, &doc, Layout::Compact);
+        Some(ExportMetricsServiceRequest {
+            resource_metrics: vec![ResourceMetrics {
+                resource: Some(self.resource()),
+                scope_metrics: vec![ScopeMetrics {
+                    scope: Some(Self::scope()),
+                    metrics,
+                    schema_url: SCHEMA_URL.into(),
+                }],
+                schema_url: SCHEMA_URL.into(),
+            }],
+        })
     }
 }
 
-/// One figure of a usage.
 type Figure = fn(&Tokens) -> Option<u64>;
 
 /// The same input and output figures (what the conventions count).
@@ -524,16 +691,17 @@ fn usage_attributes(attributes: &mut Vec<(&'static str, Value)>, u: &Tokens) {
     }
 }
 
-/// An attribute as OTLP/JSON writes it: an `AnyValue` with its type named, integers as strings.
-fn kv(key: &str, v: &Value) -> Value {
+/// An attribute as an OTLP `KeyValue`: a string, a boolean, an integer or a double.
+fn kv(key: &str, v: &Value) -> KeyValue {
     let value = match v {
-        Value::Bool(b) => json!({"boolValue": b}),
-        Value::Number(n) if n.is_u64() || n.is_i64() => json!({"intValue": n.to_string()}),
-        Value::Number(n) => json!({"doubleValue": n.as_f64().unwrap_or(0.0)}),
-        Value::String(s) => json!({"stringValue": s}),
-        other => json!({"stringValue": other.to_string()}),
+        Value::Bool(b) => any_value::Value::BoolValue(*b),
+        Value::Number(n) if n.is_i64() => any_value::Value::IntValue(n.as_i64().unwrap_or(0)),
+        Value::Number(n) if n.is_u64() => any_value::Value::IntValue(i64::MAX),
+        Value::Number(n) => any_value::Value::DoubleValue(n.as_f64().unwrap_or(0.0)),
+        Value::String(s) => any_value::Value::StringValue(s.clone()),
+        other => any_value::Value::StringValue(other.to_string()),
     };
-    json!({"key": key, "value": value})
+    KeyValue { key: key.into(), value: Some(AnyValue { value: Some(value) }), ..KeyValue::default() }
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -554,6 +722,7 @@ impl Encode for Encoder {
         crate::codec::Hints {
             call_arguments: self.content,
             call_output: self.content,
+            reads_extra: true,
             ..crate::codec::Hints::default()
         }
     }
@@ -562,7 +731,16 @@ impl Encode for Encoder {
         if self.done {
             return Fate::Absorbed;
         }
-        self.begin(ctx, rec.origin);
+        let now = self.clock.tick(stated_time(rec));
+        self.begin(ctx, rec.origin, now);
+        // The provider where the source names it on a record (base-context's assistant
+        // messages): this request's, and the run's from now on.
+        if let Some(p) = provider_of(rec) {
+            for r in [self.rounds.last_mut(), self.turns.last_mut()].into_iter().flatten() {
+                r.provider.get_or_insert_with(|| p.clone());
+            }
+            self.provider = Some(p);
+        }
         match &rec.event {
             Event::Session(s) => {
                 self.model(s.model.as_deref());
@@ -572,27 +750,19 @@ impl Encode for Encoder {
                 if self.conversation.is_none() {
                     self.conversation = s.id.clone();
                 }
-                if let (false, 1, Some(t)) = (self.live, self.ticks, s.timestamp.as_deref().and_then(iso_ns)) {
-                    // The source's own time, for the run's start.
-                    self.epoch_ns = t;
-                    self.start = t;
-                }
                 Fate::Absorbed
             }
             Event::RoundStart { .. } => {
-                let now = self.now();
                 let model = ctx.model.clone();
                 self.rounds.push(Request::new(now, ctx.totals, model));
                 Fate::Written
             }
             Event::TurnStart { .. } => {
-                let now = self.now();
                 self.turns.push(Request::new(now, ctx.totals, ctx.model.clone()));
                 Fate::Written
             }
             Event::Usage(u) => {
                 self.model(u.model.as_deref());
-                let now = self.now();
                 let model = u.model.as_deref().map(str::to_string);
                 if let Some(m) = &model {
                     for r in [self.rounds.last_mut(), self.turns.last_mut()].into_iter().flatten() {
@@ -601,6 +771,7 @@ impl Encode for Encoder {
                 }
                 if u.scope == Scope::Round && u.basis == Basis::Delta {
                     let mut r = Request::new(now, Tokens::default(), model.or_else(|| ctx.model.clone()));
+                    r.provider = self.provider.clone();
                     r.end = now;
                     r.usage = ctx.delta;
                     self.reports.push(r);
@@ -616,14 +787,12 @@ impl Encode for Encoder {
                 Fate::Written
             }
             Event::ToolCall(c) => {
-                let now = self.now();
                 let id = c.id.as_deref().unwrap_or_default().to_string();
                 let arguments = self.content.then(|| c.arguments.to_text());
                 self.open_tool(&id, &c.name, arguments, now);
                 Fate::Written
             }
             Event::ToolResult(r) => {
-                let now = self.now();
                 let id = r.id.as_deref().unwrap_or_default().to_string();
                 let name = r.name.clone().or_else(|| ctx.call.name.clone()).unwrap_or_default();
                 let error = match r.status {
@@ -642,7 +811,6 @@ impl Encode for Encoder {
                 Fate::Written
             }
             Event::PermissionDenied(d) => {
-                let now = self.now();
                 if ctx.answered {
                     // Its call ended already (as failed): nothing more to say of it.
                     return Fate::Absorbed;
@@ -659,22 +827,124 @@ impl Encode for Encoder {
                 }
                 Fate::Absorbed
             }
-            Event::Cost { .. } | Event::TurnEnd { .. } | Event::RoundEnd { .. } => {
-                self.now();
+            Event::SessionSummary(x) if !x.tool_calls.as_ref().is_none_or(Vec::is_empty) => {
+                // Handed whole where the encoder beside this one keeps summaries (`summary`):
+                // its calls are spans as they would be had they come one by one.
+                self.model(x.model.as_deref());
+                for c in x.tool_calls.iter().flatten() {
+                    self.open_tool(&c.id, &c.name, None, now);
+                    let error = match (c.answered, c.error) {
+                        (true, false) => None,
+                        (true, true) => Some(("failed".to_string(), "the call failed".to_string())),
+                        (false, _) => Some(("incomplete".to_string(), "the call was never answered".to_string())),
+                    };
+                    self.close_tool(&c.id, &c.name, error, None, now);
+                }
                 Fate::Absorbed
             }
+            Event::Cost { .. } | Event::TurnEnd { .. } | Event::RoundEnd { .. } => Fate::Absorbed,
             Event::Terminal(t) => {
-                self.finish(t, ctx, sink);
+                self.finish(t, ctx, sink, now);
                 self.done = true;
                 Fate::Written
             }
             other => {
-                self.now();
                 sink.report.dropped_kind(other.kind());
                 Fate::Dropped
             }
         }
     }
+}
+
+/// The time a record states, in nanoseconds: a session's start (base-context's header), or a
+/// `timestamp` the source put on the line that no event has a field for (base-context's
+/// assistant messages, in milliseconds), where it reads as a time after 2001.
+fn stated_time(rec: &Record) -> Option<u64> {
+    if let Event::Session(s) = &rec.event {
+        if let Some(t) = s.timestamp.as_deref().and_then(iso_ns) {
+            return Some(t);
+        }
+    }
+    if rec.extra.is_empty() {
+        return None;
+    }
+    match rec.extra.get("timestamp")? {
+        Value::Number(n) => {
+            n.as_u64().filter(|ms| (1_000_000_000_000..100_000_000_000_000).contains(ms)).map(|ms| ms * 1_000_000)
+        }
+        Value::String(s) => iso_ns(&s),
+        _ => None,
+    }
+}
+
+/// The provider a record names beside its event (base-context's assistant messages).
+fn provider_of(rec: &Record) -> Option<String> {
+    if rec.extra.is_empty() {
+        return None;
+    }
+    match rec.extra.get("provider")? {
+        Value::String(p) if !p.is_empty() && p != "unknown" => Some(p),
+        _ => None,
+    }
+}
+
+/// Another encoder (a dialect's, or one that gathers a summary), with an otlp encoder beside it
+/// that keeps the run's telemetry: `--to D --otlp-endpoint`, `exec --as D` and `summary` write
+/// what they write and send the run's telemetry from the same pass over the input.
+pub struct Beside {
+    main: Box<dyn Encode>,
+    otlp: Encoder,
+    scratch: Vec<u8>,
+    report: crate::report::Report,
+}
+
+impl Beside {
+    pub fn new(main: Box<dyn Encode>, opts: &EncodeOptions, kept: Kept) -> Self {
+        Beside { main, otlp: Encoder::keeping(opts, kept), scratch: Vec::new(), report: Default::default() }
+    }
+}
+
+impl Encode for Beside {
+    fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
+        // What the otlp encoder could not carry is no loss of the main output's: its report is
+        // its own.
+        self.otlp.encode(rec, ctx, &mut Sink::new(&mut self.scratch, &mut self.report));
+        self.scratch.clear();
+        self.main.encode(rec, ctx, sink)
+    }
+
+    /// A line copied for the main output: the otlp encoder takes its record as any other.
+    fn observe(&mut self, rec: &Record, ctx: &Context, line: &str, sink: &mut Sink<'_>) {
+        self.otlp.encode(rec, ctx, &mut Sink::new(&mut self.scratch, &mut self.report));
+        self.scratch.clear();
+        self.main.observe(rec, ctx, line, sink)
+    }
+
+    fn needs_whole_digest(&self, ctx: &Context) -> bool {
+        self.main.needs_whole_digest(ctx) || self.otlp.needs_whole_digest(ctx)
+    }
+
+    fn hints(&self) -> crate::codec::Hints {
+        let (mut h, o) = (self.main.hints(), self.otlp.hints());
+        // Both are handed what each needs: a session summary's calls as calls of their own
+        // (loom's), as the otlp encoder takes them.
+        h.carries_summaries &= o.carries_summaries;
+        h.call_arguments |= o.call_arguments;
+        h.call_output |= o.call_output;
+        h.reads_extra |= o.reads_extra;
+        h.source_lines |= o.source_lines;
+        h
+    }
+}
+
+/// A time as `--otlp-time` takes it: seconds since the Unix epoch, or an RFC 3339 UTC time
+/// (`2026-03-16T10:12:03Z`, fractions of a second allowed); in nanoseconds since the epoch.
+pub fn parse_time(s: &str) -> Option<u64> {
+    let s = s.trim();
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        return s.parse::<u64>().ok()?.checked_mul(1_000_000_000);
+    }
+    iso_ns(s)
 }
 
 /// An ISO-8601 UTC time (`2026-03-16T10:12:03.512Z`) in nanoseconds since the Unix epoch.
@@ -707,7 +977,9 @@ fn iso_ns(s: &str) -> Option<u64> {
     for (i, c) in frac.bytes().take(9).enumerate() {
         nanos += u64::from(c - b'0') * 10u64.pow(8 - i as u32);
     }
-    Some(((days * 86_400 + h * 3600 + mi * 60 + sec) * 1_000_000_000).saturating_add(nanos))
+    // Nanoseconds since 1970 fit in 64 bits until the year 2554: a later time is no time.
+    let secs = days.checked_mul(86_400)?.checked_add(h * 3600 + mi * 60 + sec)?;
+    secs.checked_mul(1_000_000_000)?.checked_add(nanos)
 }
 
 #[cfg(test)]
@@ -719,5 +991,8 @@ mod tests {
         assert_eq!(super::iso_ns("2000-02-29T00:00:01.000000001Z"), Some(951_782_401_000_000_001));
         assert_eq!(super::iso_ns("2026-03-16 10:12:03Z"), None);
         assert_eq!(super::iso_ns("t"), None);
+        assert_eq!(super::iso_ns("2554-07-21T23:34:33.709551615Z"), Some(u64::MAX));
+        assert_eq!(super::iso_ns("2554-07-21T23:34:34Z"), None, "past 64 bits of nanoseconds");
+        assert_eq!(super::iso_ns("9999-12-31T23:59:59Z"), None);
     }
 }

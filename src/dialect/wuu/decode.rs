@@ -11,13 +11,11 @@ use crate::codec::make_room;
 use crate::codec::{Decode, Decoded, Dialect, LineError, Record};
 use crate::contract::Contract;
 use crate::dialect::util::{take_count_noted, take_type, whole_line};
-use crate::json::member::raw_in_layout;
-use crate::json::member::Member;
-use crate::json::object::{sorts_after, Object};
-use crate::json::Layout;
+use crate::json::object::Object;
 use crate::model::Extra;
 use crate::model::{
-    Arguments, Basis, Event, Outcome, Phase, Scope, Session, Terminal, Tokens, ToolCall, ToolResult, ToolStatus, Usage,
+    Arguments, Basis, Denial, Event, Outcome, Phase, Scope, Session, Terminal, Tokens, ToolCall, ToolResult,
+    ToolStatus, Usage,
 };
 
 /// The two event families that report the same bash call.
@@ -51,10 +49,6 @@ pub struct Decoder {
     root_thread: Option<String>,
     /// Items started and not yet ended (bounded as the normalizer bounds open calls).
     items: IndexMap<String, Item>,
-    /// Carrying lines to canonical: the item of the last output delta that gave a record, and
-    /// the XXH3-128 of its `delta` as written, which its twin (next, as wuu writes them)
-    /// repeats.
-    last_delta: Option<(String, u128)>,
 }
 
 impl Decoder {
@@ -65,7 +59,6 @@ impl Decoder {
             turn_id: None,
             root_thread: None,
             items: IndexMap::new(),
-            last_delta: None,
         }
     }
 
@@ -208,160 +201,9 @@ fn arguments(m: &mut Object<'_>) -> Arguments {
     }
 }
 
-/// What a member of a line copied as read must be (see [`written_as_read`]).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Must {
-    /// A string the Go layout writes as it was read.
-    Str,
-    /// Such a string, not empty (`arguments`: empty ones are read from `command`).
-    Filled,
-    /// A count written as plain digits.
-    Count,
-}
-
-/// The members wuu's encoder always writes on a line of `kind`, for the kinds whose lines it may
-/// copy as read; `None` for the others.
-fn always_written(kind: &str) -> Option<&'static [(&'static str, Must)]> {
-    use Must::*;
-    Some(match kind {
-        "agent_message_delta" => &[("delta", Str)],
-        "tool_output_delta" => &[("delta", Str), ("item_id", Str)],
-        "agent_message_final" => &[("message", Str)],
-        "tool_started" => &[("arguments", Filled), ("item_id", Str), ("name", Str)],
-        "usage_updated" => &[
-            ("cache_creation_tokens", Count),
-            ("cache_read_tokens", Count),
-            ("input_tokens", Count),
-            ("output_tokens", Count),
-        ],
-        "file_changed" => &[("action", Str), ("path", Str), ("tool_name", Str)],
-        "subagent_started" | "subagent_updated" | "subagent_completed" => &[("agent_id", Str)],
-        "turn_started" | "provider_state" | "request_context" => &[],
-        _ => return None,
-    })
-}
-
-/// Whether wuu's encoder may write a line of one of the kinds [`always_written`] names back
-/// byte for byte as it was read (`m` its members but `type`, the line `line_len` bytes long):
-/// compact, its keys sorted with `type` last, every member a string or scalar written as the Go
-/// layout writes it, the members the encoder always writes there, every other member one the
-/// contract keeps. What the decoder cannot see, the encoder checks before it copies: that the line
-/// ends with the ids it would write and the type, that usage counts are the ledger's, that the
-/// call is not bash's (see its `copied`). Any doubt is a no.
-fn written_as_read(m: &Object<'_>, kind: &str, line_len: usize) -> bool {
-    let Some(always) = always_written(kind) else { return false };
-    // `"type":"<kind>"` and its comma, the rest as the members say.
-    if m.compact_len().map(|n| n + kind.len() + 10) != Some(line_len) {
-        return false;
-    }
-    let may = Dialect::Wuu.contract().fields_of(kind);
-    let string = |v: &Member<'_>| v.is_str_as_written(Layout::Go);
-    let mut found = 0;
-    let mut before = "";
-    for (k, v) in m.iter() {
-        // In order, each after the one before and before `type`.
-        if !sorts_after(k, before) || !sorts_after("type", k) {
-            return false;
-        }
-        before = k;
-        let fits = match always.iter().find(|(name, _)| crate::json::object::same_key(name.as_bytes(), k.as_bytes())) {
-            Some((_, must)) => {
-                found += 1;
-                match must {
-                    Must::Str => string(v),
-                    Must::Filled => string(v) && !matches!(v, Member::Raw("\"\"", _)),
-                    Must::Count => matches!(v, Member::Raw(r, _) if crate::json::number::plain_u64(r)),
-                }
-            }
-            None if matches!(k, "thread_id" | "turn_id") && ids(kind) != Ids::None => string(v),
-            None => matches!(v, Member::Raw(r, as_is) if raw_in_layout(r, *as_is, Layout::Go)) && may.accepts(k, v),
-        };
-        if !fits {
-            return false;
-        }
-    }
-    found == always.len()
-}
-
-/// The extra member of a carried twin whose `delta` (null in the line) is the output delta
-/// before it (`mappings/canonical.json`).
-pub(super) const REPEATS_DELTA: &str = "repeats_delta";
-
-impl Decoder {
-    /// Whether the line is a `command_*` line, or a `tool_*` line of a call to bash the
-    /// command family reported first: the lines a wuu target cannot write from the records
-    /// (asked only to carry lines to a canonical target).
-    fn of_the_command_family_or_after_it(&self, m: &Object<'_>) -> bool {
-        let Some(kind) = m.get_str("type") else { return false };
-        if kind.starts_with("command_") {
-            return true;
-        }
-        kind.starts_with("tool_")
-            && m.get_str("item_id")
-                .is_some_and(|item| self.items.get(item.as_ref()).is_some_and(|e| e.first == Some(Family::Command)))
-    }
-}
-
 impl Decode for Decoder {
-    /// To a canonical target, the lines of a call to bash that a wuu target cannot write from
-    /// the records are carried whole, for it to write back as they were: a twin (the second
-    /// family's line, which adds no record) as an extension record that only carries it
-    /// ([`crate::codec::CARRIED_LINE`]), and a `command_*` line that reported the call first
-    /// as the extra member `line` of its record. (A wuu target writes no twins of its own for a
-    /// wuu source's records: they come carried, or the source had none.)
-    ///
-    /// A twin's output delta that repeats the output delta before it (as wuu's always do) is
-    /// carried with `delta` null and `repeats_delta` beside it: the output is in the canonical
-    /// stream once, as the call's output.
-    fn decode(&mut self, mut m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
-        if !out.hints.carry_lines {
-            return self.decode_line(m, out);
-        }
-        let (tool, delta) = match m.get_str("type") {
-            Some(k) => (k.starts_with("tool_") || k.starts_with("command_"), k.ends_with("_output_delta")),
-            None => (false, false),
-        };
-        if !tool {
-            return self.decode_line(m, out);
-        }
-        let carry = self.of_the_command_family_or_after_it(&m);
-        if !carry && !delta {
-            return self.decode_line(m, out);
-        }
-        // The delta as written (a twin written alike repeats it; one escaped otherwise is
-        // carried whole).
-        let said = delta.then(|| {
-            let text = match m.get("delta") {
-                Some(Member::Raw(raw, _)) => xxhash_rust::xxh3::xxh3_128(raw.as_bytes()),
-                _ => 0,
-            };
-            (m.get_str("item_id").unwrap_or_default().into_owned(), text)
-        });
-        let repeats = matches!((&said, &self.last_delta), (Some(a), Some(b)) if a == b && a.1 != 0);
-        if repeats && carry {
-            m.insert("delta", Value::Null);
-        }
-        let whole = carry.then(|| m.to_json());
-        let first = out.records.len();
-        self.decode_line(m, out)?;
-        if out.records.len() > first {
-            if let Some(said) = said {
-                self.last_delta = Some(said);
-            }
-            if let Some(whole) = whole {
-                out.records[first].extra.insert_json("line", &whole);
-            }
-        } else if let (true, Some(whole)) = (out.folded, whole) {
-            out.folded = false;
-            let line = serde_json::from_str(&whole).unwrap_or(Value::Null);
-            let mut rec = Record::new(Dialect::Wuu, Event::Extension { line });
-            rec.extra.insert(crate::codec::CARRIED_LINE, Value::Bool(true));
-            if repeats {
-                rec.extra.insert(REPEATS_DELTA, Value::Bool(true));
-            }
-            out.push(rec);
-        }
-        Ok(())
+    fn decode(&mut self, m: Object<'_>, out: &mut Decoded) -> Result<(), LineError> {
+        self.decode_line(m, out)
     }
 }
 
@@ -380,7 +222,6 @@ impl Decoder {
             return Ok(());
         }
         // Checked before the ids are taken, and only where the line was read as it stands.
-        let verbatim = out.hints.verbatim_wanted && out.warnings.is_empty() && written_as_read(&m, &kind, out.line_len);
         // Where the encoder writes them back (see `Ids`).
         if ids(&kind) != Ids::None {
             self.strip_ids(&mut m);
@@ -483,16 +324,14 @@ impl Decoder {
                 return Ok(());
             }
         };
-        // A record marked verbatim keeps its extra members too: the encoder writes it as any
-        // other where the line is not quite its own (ids it does not hold, a bash call).
         let extra = out.extra(m);
-        out.push(Record { event, origin: Dialect::Wuu, extra, verbatim });
+        out.push(Record::with_extra(Dialect::Wuu, event, extra));
         Ok(())
     }
 
     /// Whether the line is the twin of one the other family already reported (a bash call is
-    /// reported as both `tool_*` and `command_*`): one call, counted once. To wuu itself the
-    /// line is written as read (its members of its own with it), else it is folded.
+    /// reported as both `tool_*` and `command_*`): one call, counted once; the line is a repeat
+    /// record (it stands for itself, for a wuu target to copy).
     fn twin(&mut self, kind: &str, m: &Object<'_>, out: &mut Decoded) -> bool {
         let family = match kind {
             k if k.starts_with("tool_") => Family::Tool,
@@ -512,19 +351,49 @@ impl Decoder {
         if !self.seen(&item, family, step, bash) {
             return false;
         }
-        if out.hints.verbatim_wanted {
-            let mut marker = Record::new(Dialect::Wuu, Event::Extension { line: Value::Null });
-            marker.verbatim = true;
-            out.push(marker);
-        } else {
-            out.fold();
+        // It stands for itself; what the spec names none of in it is its own (wuu.md: the
+        // command events "add name, command, and arguments when available"; completion adds
+        // "status and error"; wuu-notes.md: `command` and `process_id`).
+        const NAMED: [&str; 11] = [
+            "type",
+            "thread_id",
+            "turn_id",
+            "item_id",
+            "name",
+            "arguments",
+            "command",
+            "process_id",
+            "delta",
+            "status",
+            "error",
+        ];
+        let mut rec = Record::new(Dialect::Wuu, Event::Repeat);
+        for (k, v) in m.iter().filter(|(k, _)| !NAMED.contains(k)) {
+            rec.extra.insert(k, v.to_value());
         }
+        out.push(rec);
         true
     }
 
     /// `tool_completed` or `command_completed`: the call's status (from the contract's
     /// `tool_status`) and error.
     fn tool_result(&self, kind: &str, m: &mut Object<'_>, out: &mut Decoded) -> Event {
+        let refusals = self.contract.decode.get("tool_refusal").and_then(Value::as_array);
+        if let Some(word) =
+            m.get_str("status").filter(|w| refusals.is_some_and(|r| r.iter().any(|x| x.as_str() == Some(w.as_ref()))))
+        {
+            // A refused call (it did not run), not a failed one: the targets' refusals
+            // (Claude's permission_denials, codex's declined, adal's permission_denied).
+            let word = word.into_owned();
+            m.shift_remove("status");
+            let reason = m.take_str("error").filter(|e| !e.is_empty()).unwrap_or(word);
+            return Event::PermissionDenied(Denial {
+                id: m.take_str("item_id"),
+                name: m.take_str("name").unwrap_or_default(),
+                arguments: Arguments::default(),
+                reason: Some(reason),
+            });
+        }
         let status = match m.get_str("status").as_deref() {
             Some(word) => {
                 match self.contract.decode.get("tool_status").and_then(|t| t.get(word)).and_then(Value::as_str) {

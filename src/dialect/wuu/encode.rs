@@ -13,28 +13,19 @@ use crate::codec::{Dialect, Encode, Record, Sink};
 use crate::contract::Contract;
 use crate::dialect::util::{build_line, last_wins, refusal, write_sorted};
 use crate::json::{write_line, Field, Layout, Text};
-use crate::model::Extra;
-use crate::model::{Arguments, Denial, Event, Outcome, Phase, Session, Tokens, ToolResult, ToolStatus};
-use crate::report::Fate;
 
-#[cfg(test)]
-thread_local! {
-    /// Lines copied as read on this thread, for the tests to see that the copies happen.
-    pub(crate) static COPIES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-}
+/// `session_configured.protocol_version` as wuu writes it (its docs and runner tests), for a
+/// session agentgate writes for a foreign source.
+const PROTOCOL_VERSION: &str = "wuu-app-server/v0.1";
+use crate::model::Extra;
+use crate::model::{Arguments, Denial, Event, Outcome, Phase, Session, Tokens, ToolStatus};
+use crate::report::Fate;
 
 pub struct Encoder {
     contract: &'static Contract,
-    /// The source's lines are copied ([`Context::copying`]): its `command_*` twins come as
-    /// records of their own.
-    copying: bool,
-    /// The record is a wuu source's (copied, or read through canonical, which carries its
-    /// twins): its `command_*` twins come as records of their own, or the source had none, and
-    /// none are made.
+    /// The record is a wuu source's: its `command_*` twins are lines of their own (copied, or
+    /// the source had none), and none are made.
     own_twins: bool,
-    /// A wuu source read through canonical: the item and text of the last output record, which
-    /// a carried twin marked `repeats_delta` repeats.
-    last_output: Option<(String, String)>,
     configured: bool,
     thread_id: Option<String>,
     /// The open turn.
@@ -53,8 +44,6 @@ pub struct Encoder {
     /// Items of calls to bash, which wuu reports as `command_*` events too, with what each
     /// command event adds.
     bash: IndexMap<String, Command>,
-    /// The ids as a line ends with them (see [`Encoder::copied`]).
-    tail: IdsTail,
     /// The run is read from wuu (its first record came from a wuu line, also through the
     /// canonical stream): session lines it lacks are not made up.
     from_wuu: Option<bool>,
@@ -71,24 +60,11 @@ struct Command {
     process_id: Option<Value>,
 }
 
-/// The thread's and the turn's ids as the end of a line writes them, `,"thread_id":…,"turn_id":…`
-/// (the first `thread_end` bytes: a line that carries the thread's alone), kept for the ids they
-/// were written for.
-#[derive(Default)]
-struct IdsTail {
-    text: Vec<u8>,
-    thread_end: usize,
-    thread: String,
-    turn: String,
-}
-
 impl Encoder {
     pub fn new() -> Self {
         Encoder {
             contract: Dialect::Wuu.contract(),
-            copying: false,
             own_twins: false,
-            last_output: None,
             configured: false,
             thread_id: None,
             turn_id: None,
@@ -99,74 +75,9 @@ impl Encoder {
             pending_error: None,
             streamed: IndexMap::new(),
             bash: IndexMap::new(),
-            tail: IdsTail::default(),
             from_wuu: None,
         }
     }
-
-    /// Copies the line a record marked [`Record::verbatim`] was read from, where it ends with
-    /// what this encoder writes last on a `kind` line, the ids the kind carries and its type
-    /// (`,"thread_id":…,"turn_id":…,"type":…}`): the decoder checked the rest, so the line is the
-    /// one this encoder would write. `false`, writing nothing, otherwise. Called after the
-    /// record's other effects (a turn started, output counted).
-    fn copied(&mut self, rec: &Record, sink: &mut Sink<'_>, kind: &str) -> bool {
-        if !rec.verbatim || rec.origin != Dialect::Wuu || sink.line.is_empty() {
-            return false;
-        }
-        let [(_, Field::Str(thread)), (_, Field::Str(turn))] = self.ids() else { unreachable!("ids are strings") };
-        if self.tail.text.is_empty() || self.tail.thread != thread || self.tail.turn != turn {
-            let (thread, turn) = (thread.to_string(), turn.to_string());
-            let tail = &mut self.tail;
-            tail.text.clear();
-            tail.text.extend_from_slice(b",\"thread_id\":");
-            crate::json::write_str(&mut tail.text, &thread, Layout::Go);
-            tail.thread_end = tail.text.len();
-            tail.text.extend_from_slice(b",\"turn_id\":");
-            crate::json::write_str(&mut tail.text, &turn, Layout::Go);
-            (tail.thread, tail.turn) = (thread, turn);
-        }
-        let ids = match ids(kind) {
-            Ids::None => &[][..],
-            Ids::Thread => &self.tail.text[..self.tail.thread_end],
-            Ids::Turn => &self.tail.text[..],
-        };
-        // The line ends `<ids>,"type":"<kind>"}` (kinds are plain words), its ids the first
-        // members where it has no others (`{"thread_id":…`).
-        let line = sink.line.as_bytes();
-        let end = kind.len() + 11;
-        let same = line.len() >= ids.len() + end
-            && line[line.len() - end..].starts_with(b",\"type\":\"")
-            && &line[line.len() - kind.len() - 2..line.len() - 2] == kind.as_bytes()
-            && line.ends_with(b"\"}")
-            && {
-                let head = &line[..line.len() - end];
-                let at = head.len() - ids.len();
-                ids.is_empty() || (head[at + 1..] == ids[1..] && (head[at] == b',' || at == 0))
-            };
-        if same {
-            sink.out.extend_from_slice(line);
-            sink.out.push(b'\n');
-            #[cfg(test)]
-            COPIES.set(COPIES.get() + 1);
-        }
-        same
-    }
-}
-
-/// The wuu line a record carries through canonical (wuu's decoder carries some lines of a call
-/// to bash, `decode.rs`): its extra member `line`, or the line of an extension record marked
-/// [`crate::codec::CARRIED_LINE`].
-fn carried_line(rec: &Record) -> Option<Value> {
-    if rec.extra.is_empty() || rec.extra.is_named() {
-        return None;
-    }
-    if rec.extra.contains_key(crate::codec::CARRIED_LINE) {
-        return match &rec.event {
-            Event::Extension { line: line @ Value::Object(_) } => Some(line.clone()),
-            _ => None,
-        };
-    }
-    rec.extra.get("line").filter(Value::is_object)
 }
 
 impl Default for Encoder {
@@ -274,7 +185,8 @@ impl Encoder {
             ("max_parallel", v(1)),
             ("model", s(session.and_then(|x| x.model.clone()).or_else(|| ctx.model.clone()).unwrap_or_default())),
             ("permissions", v(Value::Object(serde_json::Map::new()))),
-            ("protocol_version", v(0)),
+            // The form wuu's own docs and runner tests write (../shared/real/wuu/).
+            ("protocol_version", s(PROTOCOL_VERSION)),
             ("provider", s(session.and_then(|x| x.provider.clone()).unwrap_or_default())),
             ("variant", s("")),
             ("workspace_root", s(session.and_then(|x| x.cwd.clone()).unwrap_or_default())),
@@ -360,62 +272,6 @@ impl Encoder {
         self.last_turn_id = self.turn_id.take();
     }
 
-    /// Copying a wuu stream: a tool record read from a `command_*` line (the command family
-    /// reported the call first) is written as that line, as read. `true` when it was.
-    fn copied_command_line(&self, rec: &Record, sink: &mut Sink<'_>) -> bool {
-        if !self.copying || rec.origin != Dialect::Wuu || sink.line.is_empty() {
-            return false;
-        }
-        let command = match crate::json::object::Object::parse(sink.line) {
-            Ok(Ok(line)) => line.get_str("type").is_some_and(|k| k.starts_with("command_")),
-            _ => false,
-        };
-        if command {
-            sink.out.extend_from_slice(sink.line.as_bytes());
-            sink.out.push(b'\n');
-        }
-        command
-    }
-
-    /// A line of a call to bash carried through canonical ([`carried_line`]): written as it
-    /// was, after the record's effects on the run (a turn opened, a message ended, the call
-    /// started or ended), and no twin is made for it (it comes carried, or not at all).
-    fn write_carried(&mut self, rec: &Record, ctx: &Context, mut line: Value, sink: &mut Sink<'_>) -> Fate {
-        if rec.extra.contains_key(super::decode::REPEATS_DELTA) {
-            if let (Some((item, text)), Some(o)) = (&self.last_output, line.as_object_mut()) {
-                if o.get("item_id").and_then(Value::as_str) == Some(item) {
-                    o.insert("delta".into(), Value::String(text.clone()));
-                }
-            }
-        }
-        if !matches!(rec.event, Event::Extension { .. }) {
-            self.ensure_turn(ctx, sink);
-            self.finish_message(sink);
-        }
-        match &rec.event {
-            Event::ToolCall(c) if &*c.name == "bash" => {
-                let item = c.id.as_deref().unwrap_or_default();
-                make_room(&mut self.bash, item);
-                self.bash.insert(item.to_string(), Command::default());
-            }
-            Event::ToolOutput { id: Some(id), .. } => {
-                make_room(&mut self.streamed, id.as_str());
-                self.streamed.insert(id.clone(), None);
-            }
-            Event::ToolResult(ToolResult { id: Some(id), .. }) => {
-                self.streamed.shift_remove(id.as_str());
-                self.bash.shift_remove(id.as_str());
-            }
-            Event::ToolWithdrawn { id: Some(id) } => {
-                self.streamed.shift_remove(id.as_str());
-                self.bash.shift_remove(id.as_str());
-            }
-            _ => {}
-        }
-        write_line(sink.out, &line, Layout::Go);
-        Fate::Written
-    }
-
     /// A `tool_*` line, and its `command_*` twin for a call to bash: `fields` sorted by key
     /// (see [`Encoder::emit_sorted`]).
     fn tool(&self, sink: &mut Sink<'_>, step: Step, item: &str, fields: &[(&str, Field<'_>)], extra: Option<&Extra>) {
@@ -468,7 +324,7 @@ impl Encoder {
     }
 
     fn start_call(&mut self, sink: &mut Sink<'_>, item: &str, name: &str, args: &Arguments, extra: Option<&Extra>) {
-        let text = json_text(args, extra.is_some());
+        let text = json_text(args, self.own_twins);
         let fields = [("arguments", Field::Str(&text)), ("item_id", Field::Str(item)), ("name", Field::Str(name))];
         self.emit_sorted(sink, "tool_started", &fields, extra);
         if name != "bash" {
@@ -510,49 +366,9 @@ impl Encoder {
 }
 
 impl Encoder {
-    /// What is written as it was read, before any event is looked at: a line carried through
-    /// canonical, a bash call's command twin copied with its tool line, a twin marked to be
-    /// copied. `None` when the record is encoded as its event.
-    fn written_as_read(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Option<Fate> {
-        let own = rec.origin == Dialect::Wuu;
-        self.from_wuu.get_or_insert(own);
-        self.copying = ctx.copying && own;
-        self.own_twins = own && (ctx.copying || ctx.source == Some(Dialect::Canonical));
-        if own && !self.copying && ctx.source == Some(Dialect::Canonical) {
-            if let Event::ToolOutput { id: Some(id), text, .. } = &rec.event {
-                self.last_output = Some((id.to_string(), text.as_str().into_owned()));
-            }
-            if let Some(line) = carried_line(rec) {
-                return Some(self.write_carried(rec, ctx, line, sink));
-            }
-        }
-        if self.copying
-            && matches!(
-                rec.event,
-                Event::ToolCall(_) | Event::ToolOutput { .. } | Event::ToolResult(_) | Event::ToolWithdrawn { .. }
-            )
-        {
-            self.ensure_turn(ctx, sink);
-            self.finish_message(sink);
-            if self.copied_command_line(rec, sink) {
-                return Some(Fate::Written);
-            }
-        }
-        if let (Event::Extension { line: Value::Null }, true) = (&rec.event, rec.verbatim && own) {
-            // A line marked to be written as read with no record of its own (a twin).
-            if sink.line.is_empty() {
-                return Some(Fate::Absorbed);
-            }
-            sink.out.extend_from_slice(sink.line.as_bytes());
-            sink.out.push(b'\n');
-            return Some(Fate::Written);
-        }
-        None
-    }
-
     /// A call's output: a piece, or all of it so far (then what is new since the last delta).
     fn tool_output(&mut self, rec: &Record, id: &str, text: &Text, accumulated: bool, sink: &mut Sink<'_>) {
-        let extra = (rec.origin == Dialect::Wuu).then_some(&rec.extra);
+        let extra = Some(&rec.extra);
         let sent = self.streamed.get(id).copied().unwrap_or(Some(0));
         make_room(&mut self.streamed, id);
         if accumulated {
@@ -566,9 +382,7 @@ impl Encoder {
             let plain = (!text.is_escaped()).then(|| text.as_read_len());
             self.streamed.insert(id.to_string(), sent.zip(plain).map(|(a, b)| a + b));
             // A bash item's output goes out twice (command_output_delta): written.
-            if (self.bash.contains_key(id) && !self.copying) || !self.copied(rec, sink, OUTPUT_DELTA.0) {
-                self.tool(sink, OUTPUT_DELTA, id, &[("delta", Field::Text(text))], extra);
-            }
+            self.tool(sink, OUTPUT_DELTA, id, &[("delta", Field::Text(text))], extra);
         }
     }
 
@@ -593,14 +407,9 @@ impl Encoder {
 
     /// A usage snapshot: the turn's totals so far, as wuu's `usage_updated` states them.
     fn usage(&mut self, rec: &Record, tokens: &Tokens, ctx: &Context, sink: &mut Sink<'_>) {
-        let extra = (rec.origin == Dialect::Wuu).then_some(&rec.extra);
+        let extra = Some(&rec.extra);
         let t = ctx.turn_totals;
-        // A snapshot whose counts are the turn's totals, as a wuu source's are.
-        let totals = (tokens.input, tokens.output, tokens.cache_read, tokens.cache_write)
-            == (t.input, t.output, t.cache_read, t.cache_write);
-        if totals && self.copied(rec, sink, "usage_updated") {
-            return;
-        }
+        let _ = tokens;
         let fields = [
             ("cache_creation_tokens", Field::Int(t.cache_write.unwrap_or(0))),
             ("cache_read_tokens", Field::Int(t.cache_read.unwrap_or(0))),
@@ -613,8 +422,8 @@ impl Encoder {
     /// A call's result: its output as one delta where it was not streamed (or what it has beyond what was), then `tool_completed` (and its twin for bash).
     fn tool_result(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
         let Event::ToolResult(r) = &rec.event else { unreachable!("tool_result is called with its kind") };
-        let own = rec.origin == Dialect::Wuu;
-        let extra = own.then_some(&rec.extra);
+        let _own = ctx.native;
+        let extra = Some(&rec.extra);
         self.ensure_turn(ctx, sink);
         self.finish_message(sink);
         let id = r.id.as_deref().unwrap_or_default();
@@ -653,8 +462,8 @@ impl Encoder {
         let Event::Subagent { phase, id, status, data } = &rec.event else {
             unreachable!("subagent is called with its kind")
         };
-        let own = rec.origin == Dialect::Wuu;
-        let extra = own.then_some(&rec.extra);
+        let own = ctx.native;
+        let extra = Some(&rec.extra);
         self.ensure_session(None, ctx, sink);
         let kind = match phase {
             Phase::Start => "subagent_started",
@@ -677,17 +486,15 @@ impl Encoder {
                 }
             }
         }
-        if !self.copied(rec, sink, kind) {
-            self.emit_with(sink, kind, data, fields, extra);
-        }
+        self.emit_with(sink, kind, data, fields, extra);
         Fate::Written
     }
 
     /// The run's end: the open turn ended as the outcome says, and `result`.
     fn terminal(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
         let Event::Terminal(t) = &rec.event else { unreachable!("terminal is called with its kind") };
-        let own = rec.origin == Dialect::Wuu;
-        let extra = own.then_some(&rec.extra);
+        let _own = ctx.native;
+        let extra = Some(&rec.extra);
         self.ensure_session(None, ctx, sink);
         self.finish_message(sink);
         // Why the run did not complete, for the turn it ends and the result.
@@ -735,11 +542,11 @@ impl Encode for Encoder {
     }
 
     fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
-        let own = rec.origin == Dialect::Wuu;
-        if let Some(fate) = self.written_as_read(rec, ctx, sink) {
-            return fate;
-        }
-        let extra = own.then_some(&rec.extra);
+        let own = ctx.native;
+        self.from_wuu.get_or_insert(own);
+        // A wuu source's bash calls have their `command_*` twins as lines of their own.
+        self.own_twins = own;
+        let extra = Some(&rec.extra);
         match &rec.event {
             Event::Session(x) if own && x.id.is_none() && !self.configured => {
                 self.configured = true;
@@ -774,9 +581,7 @@ impl Encode for Encoder {
                 }
                 self.turns += 1;
                 self.turn_id = Some(id.clone().unwrap_or_else(|| format!("turn-{}", self.turns)));
-                if !self.copied(rec, sink, "turn_started") {
-                    self.emit(sink, "turn_started", vec![], extra);
-                }
+                self.emit(sink, "turn_started", vec![], extra);
             }
             Event::TurnEnd { status, reason, .. } => {
                 self.ensure_turn(ctx, sink);
@@ -793,17 +598,13 @@ impl Encode for Encoder {
                     self.message.push_str(text);
                     self.unfinished_message = true;
                 }
-                if !self.copied(rec, sink, "agent_message_delta") {
-                    self.emit_sorted(sink, "agent_message_delta", &[("delta", Field::Str(text))], extra);
-                }
+                self.emit_sorted(sink, "agent_message_delta", &[("delta", Field::Str(text))], extra);
             }
             Event::TextReplace { text } | Event::TextEnd { text: Some(text) } => {
                 self.ensure_turn(ctx, sink);
                 self.unfinished_message = false;
                 self.message.clear();
-                if !self.copied(rec, sink, "agent_message_final") {
-                    self.emit(sink, "agent_message_final", [("message", Field::Str(text))], extra);
-                }
+                self.emit(sink, "agent_message_final", [("message", Field::Str(text))], extra);
             }
             Event::TextEnd { text: None } => {
                 self.finish_message(sink);
@@ -812,10 +613,7 @@ impl Encode for Encoder {
             Event::ToolCall(c) => {
                 self.ensure_turn(ctx, sink);
                 self.finish_message(sink);
-                // A call to bash starts twice (command_started): written.
-                if (&*c.name == "bash" && !self.copying) || !self.copied(rec, sink, "tool_started") {
-                    self.start_call(sink, c.id.as_deref().unwrap_or_default(), &c.name, &c.arguments, extra);
-                }
+                self.start_call(sink, c.id.as_deref().unwrap_or_default(), &c.name, &c.arguments, extra);
             }
             Event::ToolOutput { id: Some(id), text, accumulated } => {
                 self.ensure_turn(ctx, sink);
@@ -852,9 +650,7 @@ impl Encode for Encoder {
                     ("action", s(action.clone().unwrap_or_default())),
                     ("tool_name", s(tool.clone().unwrap_or_default())),
                 ];
-                if !self.copied(rec, sink, "file_changed") {
-                    self.emit_with(sink, "file_changed", data, fields, extra);
-                }
+                self.emit_with(sink, "file_changed", data, fields, extra);
             }
             Event::Subagent { .. } => return self.subagent(rec, ctx, sink),
             Event::Todo { items } => {
@@ -863,9 +659,7 @@ impl Encode for Encoder {
             }
             Event::Diagnostics { kind, data } if kind == "provider_state" || kind == "request_context" => {
                 self.ensure_session(None, ctx, sink);
-                if !self.copied(rec, sink, kind) {
-                    self.emit_with(sink, kind, data, [], extra);
-                }
+                self.emit_with(sink, kind, data, [], extra);
             }
             Event::FinalAnswer { text } if !own && !ctx.answer_streamed && !text.is_empty() => {
                 // An answer the source gave whole (adal's answer) is the turn's message.

@@ -15,8 +15,6 @@ mod encode;
 
 pub use decode::Decoder;
 pub use encode::Encoder;
-#[cfg(test)]
-pub(crate) use encode::COPIES;
 
 use serde_json::{Map, Value};
 

@@ -1,0 +1,3 @@
+//! Any bytes, framed and read by the gemini decoder, line by line and then its `finish`.
+#![no_main]
+agentgate_fuzz::decode_target!(Gemini);

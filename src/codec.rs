@@ -47,6 +47,12 @@ impl std::str::FromStr for Dialect {
     }
 }
 
+/// One of the shell tools the specs name (`shell_tool` in `mappings/<d>.json`), in any case:
+/// a call so named, whose arguments are its command line, is a shell call (`crate::shell`).
+pub fn shell_tool_named(name: &str) -> bool {
+    Dialect::all().filter_map(|d| d.contract().shell_tool.as_ref()).any(|s| s.name.eq_ignore_ascii_case(name))
+}
+
 impl Dialect {
     pub fn name(self) -> &'static str {
         self.into()

@@ -408,8 +408,8 @@ pub struct Contract {
     #[serde(default)]
     pub tool_kinds: Map<String, Value>,
     /// The agent's shell tool, where its spec names one (Claude's `Bash`, codex's
-    /// `command_execution`), each taking its command line as `command`: data for naming another
-    /// agent's shell call as the target's (issue 54, part 3); nothing reads it yet.
+    /// `command_execution`), each taking its command line as `command`: another dialect's shell
+    /// call is written under the target's name (issue 54, part 3; `crate::shell`).
     #[serde(default)]
     pub shell_tool: Option<ShellTool>,
 }

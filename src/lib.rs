@@ -91,6 +91,8 @@ pub mod pipeline;
 #[doc(hidden)]
 pub mod report;
 #[doc(hidden)]
+pub mod shell;
+#[doc(hidden)]
 pub mod summary;
 #[doc(hidden)]
 pub mod validate;

@@ -22,6 +22,7 @@ use crate::model::Event;
 use crate::normalize::Normalizer;
 use crate::passthrough::{Pass, Policy};
 use crate::report::{Fate, Lost, Report};
+use crate::shell::ShellNames;
 
 /// How many lines auto-detection may look at before it gives up.
 pub const DETECT_LINES: usize = 64;
@@ -281,6 +282,8 @@ struct Run<'o, W> {
     /// The input opened as JSON laid out over several lines, said once: its bad lines are
     /// counted, not named, until a line is an object again.
     pretty: bool,
+    /// Shell calls named as the target's shell tool.
+    shell: ShellNames,
 }
 
 impl<'o, W: Write> Run<'o, W> {
@@ -309,6 +312,7 @@ impl<'o, W: Write> Run<'o, W> {
             group_kept: Vec::new(),
             write_failed: None,
             pretty: false,
+            shell: ShellNames::new(opts.to),
         }
     }
 
@@ -580,6 +584,7 @@ impl<'o, W: Write> Run<'o, W> {
                 let kind = self.whole_digest.then(|| self.encoder.hints().digest);
                 Self::whole_input(&mut self.norm, &mut stated_whole, kind, lines);
             }
+            self.shell.apply(&mut rec);
             if rec.origin != self.opts.to && self.opts.to != Dialect::Canonical && !rec.extra.is_empty() {
                 self.lost.note(rec.event.kind(), &rec.extra, sink.report);
                 if !self.reads_extra {

@@ -69,23 +69,27 @@ fn arguments_that_are_no_object_go_to_an_object_target_as_raw_and_come_back_as_t
     assert_eq!(Arguments::text(r#""pytest -q""#).unwrapped_text(), "pytest -q");
     // An object with more than `raw` is the source's own object, kept.
     assert_eq!(Arguments::text(r#"{"raw":"x","n":1}"#).unwrapped_text(), r#"{"raw":"x","n":1}"#);
-    // Through the targets: localcode's text to adal (an object) and back to localcode.
-    let localcode = "{\"type\": \"tool_start\", \"name\": \"bash\", \"args\": \"ls -la\", \"index\": \"0\"}\n";
-    let adal = agentgate::translate_str(
-        localcode,
-        &agentgate::Options::new(Some(agentgate::Dialect::Localcode), agentgate::Dialect::Adal),
-    )
-    .unwrap();
-    assert!(
-        adal.starts_with(
-            "{\"type\":\"tool_call\",\"id\":\"call-1\",\"name\":\"bash\",\"args\":{\"raw\":\"ls -la\"}}\n"
-        ),
-        "{adal}"
-    );
-    let back = agentgate::translate_str(
-        &adal,
-        &agentgate::Options::new(Some(agentgate::Dialect::Adal), agentgate::Dialect::Localcode),
-    )
-    .unwrap();
+    // Through the targets: localcode's text to adal (an object) and back to localcode; a shell
+    // call's text is its command line instead (docs/mapping.md, "Shell calls").
+    let through_adal = |name: &str, args: &str| {
+        let localcode =
+            format!("{{\"type\": \"tool_start\", \"name\": \"{name}\", \"args\": \"{args}\", \"index\": \"0\"}}\n");
+        let adal = agentgate::translate_str(
+            &localcode,
+            &agentgate::Options::new(Some(agentgate::Dialect::Localcode), agentgate::Dialect::Adal),
+        )
+        .unwrap();
+        let back = agentgate::translate_str(
+            &adal,
+            &agentgate::Options::new(Some(agentgate::Dialect::Adal), agentgate::Dialect::Localcode),
+        )
+        .unwrap();
+        (adal.lines().next().unwrap_or("").to_string(), back)
+    };
+    let (adal, back) = through_adal("grep", "TODO src/");
+    assert_eq!(adal, r#"{"type":"tool_call","id":"call-1","name":"grep","args":{"raw":"TODO src/"}}"#);
+    assert!(back.contains("\"args\": \"TODO src/\""), "{back}");
+    let (adal, back) = through_adal("bash", "ls -la");
+    assert_eq!(adal, r#"{"type":"tool_call","id":"call-1","name":"bash","args":{"command":"ls -la"}}"#);
     assert!(back.contains("\"args\": \"ls -la\""), "{back}");
 }

@@ -104,7 +104,8 @@ fn another_dialects_run_is_written_as_claude_codes_readers_take_it() {
     assert!(r["result"].as_str().unwrap().contains("needs approval"), "{r}");
     // The refused call: a tool_use, its tool_result with is_error, and a permission denial.
     let denial = &r["permission_denials"][0];
-    assert_eq!((denial["tool_name"].as_str(), denial["tool_use_id"].as_str()), (Some("bash"), Some("p2")));
+    // adal's `bash` is Claude's shell tool, `Bash` (docs/mapping.md, "Shell calls").
+    assert_eq!((denial["tool_name"].as_str(), denial["tool_use_id"].as_str()), (Some("Bash"), Some("p2")));
     let refused =
         out.iter().find(|l| l["type"] == "user" && l["message"]["content"][0]["tool_use_id"] == "p2").unwrap();
     assert_eq!(refused["message"]["content"][0]["is_error"], true);

@@ -304,11 +304,20 @@ fn tool_ids_are_made_as_gemini_makes_them() {
     let adal = std::fs::read(common::fixtures().join("adal/success.jsonl")).unwrap();
     let ids: Vec<String> =
         of_type(&to_gemini(&adal, Dialect::Adal), "tool_use").iter().map(|l| l["tool_id"].to_string()).collect();
-    assert_eq!(ids[..2], ["\"bash__toolu_01\"", "\"read_file__toolu_02\""]);
+    // adal's `bash` is gemini's shell tool, `run_shell_command` (docs/mapping.md, "Shell calls").
+    assert_eq!(ids[..2], ["\"run_shell_command__toolu_01\"", "\"read_file__toolu_02\""]);
     let localcode = std::fs::read(common::fixtures().join("localcode/success.jsonl")).unwrap();
     let lines = to_gemini(&localcode, Dialect::Localcode);
     let ids: Vec<&str> = of_type(&lines, "tool_use").iter().map(|l| l["tool_id"].as_str().unwrap()).collect();
-    assert_eq!(ids, ["read_file__read_file_0", "read_file__read_file_1", "write_file__write_file_2", "bash__bash_3"]);
+    assert_eq!(
+        ids,
+        [
+            "read_file__read_file_0",
+            "read_file__read_file_1",
+            "write_file__write_file_2",
+            "run_shell_command__run_shell_command_3"
+        ]
+    );
     // An id that starts so already is kept; each result names its call's id.
     let lines = to_gemini(&fixture("success.jsonl"), Dialect::Gemini);
     let uses: Vec<&str> = of_type(&lines, "tool_use").iter().map(|l| l["tool_id"].as_str().unwrap()).collect();

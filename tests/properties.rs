@@ -59,6 +59,18 @@ struct Turn {
     cumulative: bool,
 }
 
+/// The generated `bash` call (its arguments a `command`) as the target names its shell tool
+/// (docs/mapping.md, "Shell calls"; the names by hand from the specs' examples; codex's
+/// command_execution item names no tool).
+fn shell_as(target: Dialect, name: &'static str) -> &'static str {
+    match (target, name) {
+        (Dialect::ClaudeCode, "bash") => "Bash",
+        (Dialect::Codex, "bash") => "command_execution",
+        (Dialect::Gemini, "bash") => "run_shell_command",
+        _ => name,
+    }
+}
+
 #[derive(Debug, Clone)]
 struct Run {
     turns: Vec<Turn>,
@@ -228,8 +240,7 @@ fn expected(run: &Run, target: Dialect) -> Facts {
                         | Dialect::Gemini
                 );
                 let status = if two_states && c.status == "cancelled" { "failed" } else { c.status };
-                // codex: a shell call is a command_execution item, which names no tool.
-                let name = if target == Dialect::Codex && c.name == "bash" { "command_execution" } else { c.name };
+                let name = shell_as(target, c.name);
                 tools.push((name.to_string(), status.to_string()));
             }
             input += round.usage.0;
@@ -244,7 +255,7 @@ fn expected(run: &Run, target: Dialect) -> Facts {
     {
         // No refusal event: a refused call is a call that failed (gemini's typed
         // policy_violation).
-        let name = if target == Dialect::Codex && run.denied == "bash" { "command_execution" } else { run.denied };
+        let name = shell_as(target, run.denied);
         tools.push((name.to_string(), "failed".into()));
     }
     if target == Dialect::Loom {

@@ -746,7 +746,8 @@ fn a_refused_tool_status_is_a_refusal_in_every_target() {
         let result = cc.last().unwrap();
         assert_eq!(
             result["permission_denials"],
-            json!([{"tool_name": "bash", "tool_use_id": "item-2", "tool_input": {"command": "./deploy.sh"}}]),
+            // wuu's bash is Claude's Bash (docs/mapping.md, "Shell calls").
+            json!([{"tool_name": "Bash", "tool_use_id": "item-2", "tool_input": {"command": "./deploy.sh"}}]),
             "{word}"
         );
         assert_eq!(result["result"], "I may not deploy.", "{word}");

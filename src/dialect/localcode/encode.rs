@@ -105,10 +105,19 @@ impl Default for Encoder {
 }
 
 /// A call's arguments as localcode's `args` text: localcode's own (`native`) as they were,
-/// another dialect's unwrapped ([`Arguments::unwrapped_text`]).
-fn args_text(a: &Arguments, native: bool) -> Cow<'_, str> {
+/// another dialect's unwrapped ([`Arguments::unwrapped_text`]); a shell call's that are only its
+/// command line (`{"command": line}`) as the line, as localcode writes a `bash` call's args and
+/// as the pipeline reads them (`crate::shell`).
+fn args_text<'a>(a: &'a Arguments, native: bool, name: &str) -> Cow<'a, str> {
     if native {
         return a.as_text();
+    }
+    if crate::codec::shell_tool_named(name) {
+        if let Some(serde_json::Value::Object(m)) = a.to_value() {
+            if let (1, Some(serde_json::Value::String(line))) = (m.len(), m.get("command")) {
+                return Cow::Owned(line.clone());
+            }
+        }
     }
     a.unwrapped_text()
 }
@@ -210,7 +219,8 @@ impl Encoder {
     fn tool_result(&mut self, r: &ToolResult, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) {
         let call = &ctx.call;
         let arguments = if r.arguments.is_empty() { &call.arguments } else { &r.arguments };
-        let args = args_text(arguments, ctx.native);
+        let name = r.name.as_deref().or(call.name.as_deref()).unwrap_or("");
+        let args = args_text(arguments, ctx.native, name);
         let args = self.fit("tool_result", "args", &args, sink);
         let result = self.fit_field("tool_result", "result", tool_output(r, ctx), sink);
         let failed = if r.status == ToolStatus::Completed { "false" } else { "true" };
@@ -231,7 +241,7 @@ impl Encoder {
         // after the call's tool_start where the source gave none before the refusal.
         if !ctx.matched {
             sink.report.synthesized("tool_start");
-            let args = args_text(&d.arguments, ctx.native);
+            let args = args_text(&d.arguments, ctx.native, &d.name);
             let args = self.fit("tool_start", "args", &args, sink);
             let index = ctx.call.index.map_or(s("-1"), digits);
             let fields = [("name", Field::Str(&d.name)), ("args", args), ("index", index)];
@@ -347,7 +357,7 @@ impl Encoder {
                 put(sink, "tool_preview", [("name", name), ("chars", digits(chars)), ("snippet", snippet)], rec);
             }
             Event::ToolCall(c) => {
-                let args = args_text(&c.arguments, ctx.native);
+                let args = args_text(&c.arguments, ctx.native, &c.name);
                 let args = self.fit("tool_start", "args", &args, sink);
                 let index = c.index.or(ctx.call.index).map_or(s("-1"), digits);
                 put(sink, "tool_start", [("name", Field::Str(&c.name)), ("args", args), ("index", index)], rec);

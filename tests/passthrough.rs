@@ -277,3 +277,32 @@ fn an_unnamed_member_after_lines_of_a_shape_seen_is_still_counted() {
     let report = summary.report.to_string();
     assert!(report.contains("zz_gauge"), "the unnamed member is named by --report: {report}");
 }
+
+/// adal to adal copies each valid line and keeps, from the lines it copied, what the end of the
+/// run needs (adal's `observe`, not an encoding thrown away: #53). adal.md: "a failed run says
+/// why in an error event before complete" (one: the copied one), and after `permission_denied`
+/// "no tool events follow; complete follows with exit_code: 2".
+#[test]
+fn a_cut_adal_stream_ends_from_the_state_of_the_lines_it_copied() {
+    let call = r#"{"type":"tool_call","id":"a","name":"bash","args":{"command":"ls"}}"#;
+    let failed = r#"{"type":"tool_result","id":"a","name":"bash","status":"failed","output":"x"}"#;
+    let error = r#"{"type":"error","message":"boom"}"#;
+    let input = format!("{call}\n{failed}\n{error}\n");
+    let (out, _) = translate(input.as_bytes(), Dialect::Adal, Dialect::Adal, false, false);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[..3], [call, failed, error], "{out}");
+    assert_eq!(lines.len(), 4, "one error, the copied one: {out}");
+    let complete: Value = serde_json::from_str(lines[3]).unwrap();
+    assert_eq!((&complete["type"], &complete["exit_code"]), (&json!("complete"), &json!(1)), "{out}");
+
+    let denied = r#"{"type":"permission_denied","id":"a","name":"bash","args":{"command":"ls"},"reason":"no"}"#;
+    let later = r#"{"type":"tool_call","id":"b","name":"read_file","args":{"path":"x"}}"#;
+    let input = format!("{call}\n{denied}\n{later}\n");
+    let (out, report) = translate(input.as_bytes(), Dialect::Adal, Dialect::Adal, false, false);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[..2], [call, denied], "{out}");
+    assert_eq!(lines.len(), 3, "the call after the refusal is not written: {out}");
+    let complete: Value = serde_json::from_str(lines[2]).unwrap();
+    assert_eq!((&complete["type"], &complete["exit_code"]), (&json!("complete"), &json!(2)), "{out}");
+    assert!(report.dropped > 0, "the dropped call is counted");
+}

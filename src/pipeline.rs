@@ -335,31 +335,8 @@ impl<'o, W: Write> Run<'o, W> {
                     Err(stop) => return stop,
                 }
             }
-            Held::Blank => {
-                // The specs say every line is one JSON object: a blank line is a bad line,
-                // named and skipped (counted as blank), and fatal under --strict.
-                self.report.blank += 1;
-                let d = Diagnostic { line: n, message: "blank line".into() };
-                diag(d.clone());
-                return self.opts.strict.then_some(Stop::Strict(d));
-            }
-            Held::Bad(message, opening) => {
-                // A JSON document laid out over many lines (pretty-printed) is one mistake, not
-                // one per line: said once, at its first line, and its lines counted unsaid.
-                if let (Some(open), true) = (opening, self.report.lines == self.report.blank + 1) {
-                    self.pretty = true;
-                    let fix = if open == '[' { "jq -c '.[]'" } else { "jq -c ." };
-                    let message = format!(
-                        "JSON Lines expected (one JSON object a line), and this is JSON laid out over several lines; `{fix}` makes it JSON Lines. Its lines are skipped"
-                    );
-                    return self.bad(n, message, false, diag);
-                }
-                if self.pretty {
-                    self.report.bad += 1;
-                    return None;
-                }
-                return self.bad(n, message, false, diag);
-            }
+            Held::Blank => return self.blank(n, diag),
+            Held::Bad(message, opening) => return self.not_an_object(n, message, opening, diag),
         };
         self.pretty = false;
         let Some(source) = self.source.filter(|_| self.decoder.is_some()) else {
@@ -367,7 +344,7 @@ impl<'o, W: Write> Run<'o, W> {
             return None;
         };
         // Asked before the decoder takes the line's members (of every line, in order).
-        let mut pass = self.policy.pass(source, &m);
+        let pass = self.policy.pass(source, &m);
         let kind = (source == self.opts.to).then(|| m.get_str(&source.contract().type_field).map(|k| k.into_owned()));
         let unnamed = self.unnamed(source, &m);
         if self.norm.terminal_done() {
@@ -383,19 +360,7 @@ impl<'o, W: Write> Run<'o, W> {
         if let Some(message) = self.foreign() {
             return self.bad(n, message, false, diag);
         }
-        // A line the decoder had to read leniently is not copied: it is written anew.
-        if !self.decoded.warnings.is_empty() && matches!(pass, Pass::Copy | Pass::Defer) {
-            pass = Pass::Encode;
-        }
-        if let (Pass::Encode, Some(kind)) = (pass, kind) {
-            self.report.rewritten(kind.as_deref().unwrap_or("(no kind)"));
-        }
-        if pass == Pass::Defer {
-            pass = Pass::Encode;
-        }
-        for message in self.decoded.warnings.drain(..) {
-            diag(Diagnostic { line: n, message });
-        }
+        let pass = self.decided(n, pass, kind, diag);
         if let Some((kind, members)) = unnamed {
             self.count_unnamed(&kind, members);
         }
@@ -410,6 +375,65 @@ impl<'o, W: Write> Run<'o, W> {
             diag(Diagnostic { line: n, message });
         }
         None
+    }
+
+    /// A blank line: the specs say every line is one JSON object, so it is a bad line, named
+    /// and skipped (counted as blank), and fatal under --strict.
+    fn blank(&mut self, n: u64, diag: &mut dyn FnMut(Diagnostic)) -> Option<Stop> {
+        self.report.blank += 1;
+        let d = Diagnostic { line: n, message: "blank line".into() };
+        diag(d.clone());
+        self.opts.strict.then_some(Stop::Strict(d))
+    }
+
+    /// A line that is not a JSON object. A JSON document laid out over many lines
+    /// (pretty-printed) is one mistake, not one per line: said once, at its first line, and its
+    /// lines counted unsaid.
+    fn not_an_object(
+        &mut self,
+        n: u64,
+        message: String,
+        opening: Option<char>,
+        diag: &mut dyn FnMut(Diagnostic),
+    ) -> Option<Stop> {
+        if let (Some(open), true) = (opening, self.report.lines == self.report.blank + 1) {
+            self.pretty = true;
+            let fix = if open == '[' { "jq -c '.[]'" } else { "jq -c ." };
+            let message = format!(
+                "JSON Lines expected (one JSON object a line), and this is JSON laid out over several lines; `{fix}` makes it JSON Lines. Its lines are skipped"
+            );
+            return self.bad(n, message, false, diag);
+        }
+        if self.pretty {
+            self.report.bad += 1;
+            return None;
+        }
+        self.bad(n, message, false, diag)
+    }
+
+    /// Copy or encode, once the line is decoded: a line the decoder had to read leniently is not
+    /// copied but written anew (and, to its own dialect, counted as rewritten); its warnings are
+    /// said.
+    fn decided(
+        &mut self,
+        n: u64,
+        mut pass: Pass,
+        kind: Option<Option<String>>,
+        diag: &mut dyn FnMut(Diagnostic),
+    ) -> Pass {
+        if !self.decoded.warnings.is_empty() && matches!(pass, Pass::Copy | Pass::Defer) {
+            pass = Pass::Encode;
+        }
+        if let (Pass::Encode, Some(kind)) = (pass, kind) {
+            self.report.rewritten(kind.as_deref().unwrap_or("(no kind)"));
+        }
+        if pass == Pass::Defer {
+            pass = Pass::Encode;
+        }
+        for message in self.decoded.warnings.drain(..) {
+            diag(Diagnostic { line: n, message });
+        }
+        pass
     }
 
     /// Line `m`'s kind and its members no spec names, where the target is of another dialect

@@ -114,8 +114,8 @@ pub enum Command {
         /// The agent's dialect; auto detects it from each run's first lines
         #[arg(short, long, value_name = "DIALECT", default_value = "auto", value_parser = from_values())]
         from: String,
-        /// Stop a run after this long (30s, 500ms, 2m, 1h): SIGTERM, SIGKILL after --kill-after;
-        /// its prompt is answered with error -32800
+        /// Stop a run after this long (30s, 500ms, 2m, 1h; 0: no limit): SIGTERM, SIGKILL after
+        /// --kill-after; its prompt is answered with error -32800
         #[arg(long, value_name = "DURATION")]
         timeout: Option<String>,
         /// Grace period between SIGTERM and SIGKILL

@@ -195,7 +195,8 @@ pub(crate) fn acp_command(
     };
     let (Ok(kill_after), Ok(cancel_grace)) = (parse(kill_after), parse(cancel_grace)) else { return 2 };
     let timeout = match timeout.map(parse).transpose() {
-        Ok(t) => t,
+        // 0 is no limit, as for exec (and GNU timeout).
+        Ok(t) => t.filter(|t| !t.is_zero()),
         Err(()) => return 2,
     };
     let from: Option<Dialect> = from.parse().ok();

@@ -588,6 +588,20 @@ fn a_timeout_stops_the_run_answers_32800_and_closes_its_calls() {
     assert_eq!(c.close().code(), Some(0));
 }
 
+/// `--timeout 0` is no limit, as `exec` (and GNU timeout) take it: the run completes.
+#[test]
+fn a_timeout_of_zero_is_no_limit() {
+    let r = replay();
+    let file = fixture("adal/success.jsonl");
+    let mut c =
+        Client::start(&["--timeout", "0"], &["sh", "-c", &format!("exec {} \"$0\" 0 0.01", r.display()), &file]);
+    let s = c.session();
+    let id = c.prompt(&s, "go");
+    let (_, answer) = c.until_answer(id);
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(c.close().code(), Some(0));
+}
+
 #[test]
 fn an_agent_that_cannot_start_or_dies_is_answered_and_the_session_stays_usable() {
     let mut c = Client::start(&[], &["/nonexistent/agent-cli", "--json"]);

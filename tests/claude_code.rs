@@ -457,3 +457,21 @@ fn the_answer_is_base_contexts_last_assistant_message_with_the_runs_extra_usage_
     // The messages before it had no cost of their own: zeros, said for them alone.
     assert_eq!(summary.report.synthesized.get("message.usage.cost (zeros)"), Some(&(ends.len() as u64 - 1)));
 }
+
+/// A run stopped at its turn limit is `error_max_turns` whatever the source called the limit
+/// (claude-code.md's outcome table; ACP's stop reason is `max_turn_requests`).
+#[test]
+fn a_turn_limit_in_any_sources_words_is_error_max_turns() {
+    for reason in ["max_turn_requests", "max_rounds", "error_max_turns", "StepBudget"] {
+        let input = format!(
+            "{{\"v\":1,\"type\":\"terminal\",\"outcome\":\"incomplete\",\"reason\":\"{reason}\",\"session_id\":\"s\"}}\n"
+        );
+        let out = common::values(&common::translate(input.as_bytes(), Dialect::Canonical, Dialect::ClaudeCode));
+        let result = out.last().unwrap();
+        assert_eq!(
+            (result["subtype"].as_str(), result["is_error"].as_bool()),
+            (Some("error_max_turns"), Some(true)),
+            "{reason}"
+        );
+    }
+}

@@ -328,11 +328,13 @@ impl Encoder {
             self.flush(sink);
         }
         self.end_message(sink);
-        // The outcome table (mappings/claude-code.json).
+        // The outcome table (mappings/claude-code.json): a turn limit in any source's words
+        // (Claude's error_max_turns, localcode's max_rounds, loom's StepBudget, ACP's
+        // max_turn_requests).
         let max_turns = t
             .reason
             .as_deref()
-            .is_some_and(|r| r.contains("max_rounds") || r.contains("max_turns") || r == "StepBudget");
+            .is_some_and(|r| r.contains("max_rounds") || r.contains("max_turn") || r == "StepBudget");
         let (subtype, is_error) = match t.outcome {
             Outcome::Completed => ("success", false),
             Outcome::Incomplete if max_turns => ("error_max_turns", true),

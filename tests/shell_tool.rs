@@ -62,15 +62,20 @@ fn all(out: &str, key: &str) -> Vec<String> {
     found
 }
 
-#[test]
-fn a_codex_command_is_claudes_bash_with_its_command() {
-    let out = translate(CODEX.as_bytes(), Dialect::Codex, Dialect::ClaudeCode);
-    let uses: Vec<Value> = values(&out)
+/// The `tool_use` blocks of Claude's assistant messages.
+fn tool_uses(out: &str) -> Vec<Value> {
+    values(out)
         .into_iter()
         .filter(|v| v["type"] == "assistant")
         .flat_map(|v| v["message"]["content"].as_array().cloned().unwrap_or_default())
         .filter(|c| c["type"] == "tool_use")
-        .collect();
+        .collect()
+}
+
+#[test]
+fn a_codex_command_is_claudes_bash_with_its_command() {
+    let out = translate(CODEX.as_bytes(), Dialect::Codex, Dialect::ClaudeCode);
+    let uses = tool_uses(&out);
     assert_eq!(uses.len(), 1, "{out}");
     assert_eq!(uses[0]["name"], "Bash", "{out}");
     assert_eq!(uses[0]["input"]["command"], "ls -la", "{out}");
@@ -151,12 +156,7 @@ fn a_localcode_bash_call_takes_its_text_as_the_command() {
         "\n",
     );
     let out = translate(input.as_bytes(), Dialect::Localcode, Dialect::ClaudeCode);
-    let uses: Vec<Value> = values(&out)
-        .into_iter()
-        .filter(|v| v["type"] == "assistant")
-        .flat_map(|v| v["message"]["content"].as_array().cloned().unwrap_or_default())
-        .filter(|c| c["type"] == "tool_use")
-        .collect();
+    let uses = tool_uses(&out);
     assert_eq!(uses[0]["name"], "Bash", "{out}");
     assert_eq!(uses[0]["input"], serde_json::json!({"command": "git status --short"}), "{out}");
     // Not a shell tool: the name and the text as they were.

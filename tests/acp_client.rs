@@ -381,3 +381,34 @@ fn agent_raw(name: &str, body: &str) -> PathBuf {
     std::fs::rename(&own, &path).unwrap();
     path
 }
+
+/// A call `agentgate acp` announces as a draft (`tool_call`, pending, no `rawInput`) gets its
+/// arguments on the update after it; read back, the call has them (acp.md, part B: tool_call
+/// `{id, name, arguments: rawInput}`), as the direct translation has.
+#[test]
+fn a_call_announced_before_its_arguments_keeps_them_through_acp() {
+    for fixture in ["base-context/deltas.jsonl", "base-context/success.jsonl", "claude-code/partial-messages.jsonl"] {
+        let path = common::fixtures().join(fixture).display().to_string();
+        let from = fixture.split('/').next().unwrap();
+        let replay = ["sh", "-c", "exec cat \"$0\"", path.as_str()];
+        let inputs = |out: &Output| -> Vec<Value> {
+            common::values(&String::from_utf8_lossy(&out.stdout))
+                .into_iter()
+                .filter(|l| l["type"] == "assistant")
+                .flat_map(|l| l["message"]["content"].as_array().cloned().unwrap_or_default())
+                .filter(|c| c["type"] == "tool_use")
+                .map(|c| c["input"].clone())
+                .collect()
+        };
+        let direct = exec(&["--as", "claude-code", "--from", from], &replay);
+        let mut served = vec![agentgate(), "acp", "--from", from, "--"];
+        served.extend(replay);
+        let looped = exec(&["--as", "claude-code", "--from", "acp", "--prompt", "go"], &served);
+        let (want, got) = (inputs(&direct), inputs(&looped));
+        assert!(
+            !want.is_empty() && want.iter().all(|i| i.as_object().is_some_and(|o| !o.is_empty())),
+            "{fixture}: {want:?}"
+        );
+        assert_eq!(got, want, "{fixture}");
+    }
+}

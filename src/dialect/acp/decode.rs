@@ -16,8 +16,8 @@ use super::schema::{ContentBlock, SessionUpdate, ToolCallContent, ToolCallStatus
 use crate::codec::{Decode, Decoded, Dialect, LineError, Record};
 use crate::json::object::Object;
 use crate::model::{
-    Arguments, Basis, Denial, Event, Extra, Outcome, Scope, Session, Terminal, Text, Tokens, ToolCall, ToolResult,
-    ToolStatus, Usage,
+    Arguments, Basis, Denial, Event, Extra, Outcome, Scope, Session, Terminal, Text, Tokens, ToolCall, ToolDraft,
+    ToolResult, ToolStatus, Usage,
 };
 
 /// A request still waiting for its response, by side.
@@ -53,6 +53,9 @@ pub struct Decoder {
     agent_name: Option<String>,
     /// Calls the client refused, whose failed update folds into the refusal.
     denied: std::collections::BTreeSet<String>,
+    /// Calls announced pending without their arguments, written as drafts until an update
+    /// brings them (or the call goes on without them).
+    drafts: std::collections::BTreeSet<String>,
 }
 
 impl Decoder {
@@ -111,8 +114,18 @@ impl Decoder {
                         extra.insert(k.to_string(), v.clone());
                     }
                 }
-                let arguments = call.raw_input.clone().map_or_else(Arguments::default, Arguments::value);
                 self.calls.insert(id.clone(), name.clone());
+                let mut kept = Extra::new();
+                kept.extend(extra);
+                if call.status == ToolCallStatus::Pending && call.raw_input.is_none() {
+                    // Announced before its arguments (as agentgate acp announces a draft): a
+                    // draft, and the call once an update brings them or the call goes on, so
+                    // that its arguments are not lost.
+                    self.drafts.insert(id.clone());
+                    let d = ToolDraft { id: Some(id), name: Some(name), chars: None, snippet: None, delta: None };
+                    return out.push(Record::with_extra(Dialect::Acp, Event::ToolDraft(d), kept));
+                }
+                let arguments = call.raw_input.clone().map_or_else(Arguments::default, Arguments::value);
                 let c = ToolCall {
                     id: Some(id.as_str().into()),
                     index: None,
@@ -120,14 +133,32 @@ impl Decoder {
                     arguments,
                     id_made: false,
                 };
-                let mut kept = Extra::new();
-                kept.extend(extra);
                 out.push(Record::with_extra(Dialect::Acp, Event::ToolCall(c), kept));
                 self.tool_state(&id, &raw, call.status, &call.content, call.raw_output.as_ref(), out);
             }
             SessionUpdate::ToolCallUpdate(u) => {
                 let id = u.tool_call_id.0.to_string();
-                if !self.calls.contains_key(&id) {
+                let goes_on = u.fields.raw_input.is_some() || u.fields.status != Some(ToolCallStatus::Pending);
+                if goes_on && self.drafts.remove(&id) {
+                    // A drafted call's arguments (or its going on without them): the call.
+                    let name = u.fields.name.clone().or_else(|| self.calls.get(&id).cloned()).unwrap_or_default();
+                    self.calls.insert(id.clone(), name.clone());
+                    let arguments = u.fields.raw_input.clone().map_or_else(Arguments::default, Arguments::value);
+                    let c = ToolCall {
+                        id: Some(id.as_str().into()),
+                        index: None,
+                        name: name.into(),
+                        arguments,
+                        id_made: false,
+                    };
+                    let mut kept = Extra::new();
+                    for k in ["title", "kind", "locations"] {
+                        if let Some(v) = raw.get(k) {
+                            kept.insert(k.to_string(), v.clone());
+                        }
+                    }
+                    out.push(Record::with_extra(Dialect::Acp, Event::ToolCall(c), kept));
+                } else if !self.calls.contains_key(&id) {
                     // An update of a call never announced: the call, as far as it says.
                     let name = u
                         .fields
@@ -362,6 +393,12 @@ impl Decoder {
         let cancelled = outcome.is_some_and(|o| o["outcome"] == "cancelled");
         let name =
             call.as_ref().and_then(|c| self.calls.get(c)).cloned().or(title.clone()).unwrap_or_else(|| "tool".into());
+        let refused =
+            (cancelled && policy.as_deref() == Some("ask-never")) || kind.is_some_and(|k| k.starts_with("reject"));
+        if let (Some(c), true) = (&call, refused) {
+            // The refusal stands for a drafted call: no later update makes it.
+            self.drafts.remove(c);
+        }
         if cancelled && policy.as_deref() == Some("ask-never") {
             out.push(rec(Event::Approval { actions: vec![title.unwrap_or_else(|| name.clone())] }));
             let d = Denial {

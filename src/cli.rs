@@ -129,7 +129,7 @@ pub enum Command {
         #[arg(long, value_name = "POLICY", default_value = "deny", value_parser = ["deny", "allow"])]
         permission: String,
         /// The model's context window in tokens: usage_update reports the last request's
-        /// tokens against it
+        /// tokens against it (without it, a window the source states, as Claude's result does)
         #[arg(long, value_name = "TOKENS")]
         context_window: Option<u64>,
         /// Longest line accepted, from the client or the agent, in bytes

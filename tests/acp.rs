@@ -793,3 +793,25 @@ fn with_a_context_window_each_round_sends_the_gauge() {
     }
     assert_eq!(c.close().code(), Some(0));
 }
+
+/// acp.md, part A: the gauge goes out "only when the window is known (`--context-window`,
+/// Claude's `modelUsage.*.contextWindow`)". Claude states its window in the result, at the end:
+/// the last gauge, before the answer, has it (the spec's example: 200000 for claude-sonnet-4-6);
+/// without one stated, none.
+#[test]
+fn claudes_context_window_from_its_result_sizes_the_last_gauge() {
+    let gauges = |rel: &str| -> Vec<Value> {
+        let file = fixture(rel);
+        let mut c = Client::start(&[], &["sh", "-c", "exec cat \"$0\"", &file]);
+        let s = c.session();
+        let id = c.prompt(&s, "go");
+        let (updates, _) = c.until_answer(id);
+        assert_eq!(c.close().code(), Some(0));
+        updates.iter().map(|m| m["params"]["update"].clone()).filter(|u| u["sessionUpdate"] == "usage_update").collect()
+    };
+    let g = gauges("claude-code/success.jsonl");
+    assert_eq!(g.len(), 1, "{g:?}");
+    assert_eq!(g[0]["size"], 200000, "{g:?}");
+    assert!(g[0]["used"].as_u64().is_some_and(|u| u > 0), "{g:?}");
+    assert!(gauges("localcode/success.jsonl").is_empty(), "no window stated, no gauge");
+}

@@ -921,6 +921,10 @@ pub struct Terminal {
     /// The run's cost in US dollars, where the source states one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// The model's context window in tokens, where the source states it (Claude's result:
+    /// `modelUsage.<model>.contextWindow`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
 }
 
 impl Terminal {
@@ -937,6 +941,7 @@ impl Terminal {
             usage: None,
             synthesized: false,
             cost_usd: None,
+            context_window: None,
         }
     }
 }

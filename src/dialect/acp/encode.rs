@@ -382,6 +382,11 @@ impl Updates {
                 if t.cost_usd.is_some() {
                     self.cost = t.cost_usd;
                 }
+                // The window the source states at its end (Claude's result), where
+                // `--context-window` gave none: the last gauge, before the answer, has a size.
+                if self.window.is_none() {
+                    self.window = t.context_window;
+                }
             }
             Event::TurnStart { .. } => {
                 self.end_message();

@@ -27,6 +27,8 @@ struct Folded {
     num_turns: u64,
     duration_ms: u64,
     cost: Option<f64>,
+    /// The context window of the run's model (else the largest stated), from `modelUsage`.
+    context_window: Option<u64>,
 }
 
 #[derive(Default)]
@@ -334,6 +336,14 @@ impl Decoder {
         if let Some(c) = line.get("total_cost_usd").and_then(amount).or_else(per_model) {
             r.cost = Some(c);
         }
+        // claude-code.md, result: `modelUsage` `{model: {…, contextWindow, maxOutputTokens}}`.
+        if let Some(models) = line.get("modelUsage").and_then(Value::as_object) {
+            let window = |m: &Value| m.get("contextWindow").and_then(Value::as_u64);
+            let own = self.model.as_deref().and_then(|m| models.get(m)).and_then(window);
+            if let Some(w) = own.or_else(|| models.values().filter_map(window).max()) {
+                r.context_window = Some(w);
+            }
+        }
         // Refused calls (joined over the results): each call's refusal, after its failed
         // tool_result, once.
         for d in line.get("permission_denials").and_then(Value::as_array).into_iter().flatten() {
@@ -493,6 +503,7 @@ impl Decode for Decoder {
         }
         // claude-code.md: total_cost_usd is the run's cost (from the last result).
         t.cost_usd = r.cost;
+        t.context_window = r.context_window;
         out.push(own(Event::Terminal(t)));
     }
 }

@@ -331,6 +331,34 @@ fn a_recorded_transcript_reads_as_its_run() {
     assert_eq!((session["id"].as_str(), session["cwd"].as_str()), (Some("s-9"), Some("/repo")));
 }
 
+/// acp.md, part B: "`cancelled` ..., unasked | interrupted"; a cancel in a recorded transcript
+/// that agentgate did not send (no `_meta.agentgate.reason`: an editor's) is the client's, and
+/// says so, not agentgate's.
+#[test]
+fn an_editors_cancel_in_a_transcript_is_the_clients_interrupt() {
+    let transcript = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}
+{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}
+{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/r","mcpServers":[]}}
+{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}
+{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"go"}]}}
+{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Working"}}}}
+{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s1"}}
+{"jsonrpc":"2.0","id":2,"result":{"stopReason":"cancelled"}}
+"#;
+    let mut child = Command::new(agentgate())
+        .args(["--from", "acp", "--to", "canonical"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(transcript.as_bytes()).unwrap();
+    let t = terminal(&canonical(&child.wait_with_output().unwrap())).clone();
+    assert_eq!(
+        (t["outcome"].as_str(), t["reason"].as_str()),
+        (Some("interrupted"), Some("the client cancelled the turn"))
+    );
+}
+
 #[test]
 fn a_failed_handshake_is_a_failed_run_and_the_agents_requests_are_refused() {
     // Another protocol version: the client closes (initialization.mdx).

@@ -20,6 +20,10 @@ use crate::model::{
     ToolResult, ToolStatus, Usage,
 };
 
+/// Why a turn was cancelled, where the cancel is not agentgate's own (it says why in
+/// `_meta.agentgate.reason`): the client's, as an editor's cancel in a recorded transcript.
+const CLIENT: &str = "client";
+
 /// A request still waiting for its response, by side.
 #[derive(Debug, Clone)]
 enum Open {
@@ -485,6 +489,8 @@ impl Decoder {
         let mut t = Terminal::new(outcome);
         t.reason = match (outcome, ours) {
             (Outcome::Completed, _) => None,
+            // A cancel agentgate did not send (an editor's, in a recorded transcript).
+            (_, Some(CLIENT)) => Some("the client cancelled the turn".into()),
             (_, Some(why)) => Some(format!("cancelled by agentgate ({why})")),
             (Outcome::Interrupted, None) => Some("the agent cancelled the turn".into()),
             (Outcome::PermissionDenied, None) => Some("the agent stopped after a refused permission".into()),
@@ -551,7 +557,7 @@ impl Decode for Decoder {
             (Some("session/cancel"), None) => {
                 // `m` is a map, whose index panics on a missing key: `get` first.
                 let reason = m.get("params").and_then(|p| p["_meta"]["agentgate"]["reason"].as_str());
-                let why = reason.unwrap_or("client").to_string();
+                let why = reason.unwrap_or(CLIENT).to_string();
                 self.cancelled = Some(why);
                 out.fold();
             }

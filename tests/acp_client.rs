@@ -293,6 +293,18 @@ fn a_prompt_is_needed() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// A recorded transcript read as canonical (`agentgate --from acp --to canonical`, on stdin).
+fn read_transcript(transcript: &str) -> Output {
+    let mut child = Command::new(agentgate())
+        .args(["--from", "acp", "--to", "canonical"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(transcript.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
 #[test]
 fn a_recorded_transcript_reads_as_its_run() {
     // Both sides' lines, as acpx --format json records them; two prompts, each a turn.
@@ -309,15 +321,7 @@ fn a_recorded_transcript_reads_as_its_run() {
 {"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s-9","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"None."}}}}
 {"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn","usage":{"totalTokens":42678,"inputTokens":3,"outputTokens":22,"cachedReadTokens":42653}}}
 "#;
-    let mut child = Command::new(agentgate())
-        .args(["--from", "acp", "--to", "canonical"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(transcript.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    let lines = canonical(&out);
+    let lines = canonical(&read_transcript(transcript));
     let t = terminal(&lines);
     assert_eq!((t["outcome"].as_str(), t["final_text"].as_str()), (Some("completed"), Some("None.")));
     // claude-agent-acp#390: 3 + 22 + 42653 = 42678, so the cache is inside the total: input 42656.
@@ -345,14 +349,7 @@ fn an_editors_cancel_in_a_transcript_is_the_clients_interrupt() {
 {"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s1"}}
 {"jsonrpc":"2.0","id":2,"result":{"stopReason":"cancelled"}}
 "#;
-    let mut child = Command::new(agentgate())
-        .args(["--from", "acp", "--to", "canonical"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(transcript.as_bytes()).unwrap();
-    let t = terminal(&canonical(&child.wait_with_output().unwrap())).clone();
+    let t = terminal(&canonical(&read_transcript(transcript))).clone();
     assert_eq!(
         (t["outcome"].as_str(), t["reason"].as_str()),
         (Some("interrupted"), Some("the client cancelled the turn"))

@@ -143,31 +143,16 @@ impl Decoder {
             SessionUpdate::ToolCallUpdate(u) => {
                 let id = u.tool_call_id.0.to_string();
                 let goes_on = u.fields.raw_input.is_some() || u.fields.status != Some(ToolCallStatus::Pending);
-                if goes_on && self.drafts.remove(&id) {
-                    // A drafted call's arguments (or its going on without them): the call.
-                    let name = u.fields.name.clone().or_else(|| self.calls.get(&id).cloned()).unwrap_or_default();
-                    self.calls.insert(id.clone(), name.clone());
-                    let arguments = u.fields.raw_input.clone().map_or_else(Arguments::default, Arguments::value);
-                    let c = ToolCall {
-                        id: Some(id.as_str().into()),
-                        index: None,
-                        name: name.into(),
-                        arguments,
-                        id_made: false,
-                    };
-                    let mut kept = Extra::new();
-                    for k in ["title", "kind", "locations"] {
-                        if let Some(v) = raw.get(k) {
-                            kept.insert(k.to_string(), v.clone());
-                        }
-                    }
-                    out.push(Record::with_extra(Dialect::Acp, Event::ToolCall(c), kept));
-                } else if !self.calls.contains_key(&id) {
-                    // An update of a call never announced: the call, as far as it says.
+                // A drafted call's arguments (or its going on without them), or an update of a
+                // call never announced: the call, as far as it says.
+                let drafted = goes_on && self.drafts.remove(&id);
+                if drafted || !self.calls.contains_key(&id) {
+                    let known = self.calls.get(&id).cloned().filter(|_| drafted);
                     let name = u
                         .fields
                         .name
                         .clone()
+                        .or(known)
                         .or_else(|| word(&raw["kind"]))
                         .or_else(|| u.fields.title.clone())
                         .unwrap_or_else(|| "other".into());
@@ -180,7 +165,13 @@ impl Decoder {
                         arguments,
                         id_made: false,
                     };
-                    out.push(rec(Event::ToolCall(c)));
+                    let mut kept = Extra::new();
+                    for k in ["title", "kind", "locations"].iter().filter(|_| drafted) {
+                        if let Some(v) = raw.get(*k) {
+                            kept.insert(k.to_string(), v.clone());
+                        }
+                    }
+                    out.push(Record::with_extra(Dialect::Acp, Event::ToolCall(c), kept));
                 }
                 let status = u.fields.status.unwrap_or(ToolCallStatus::InProgress);
                 let content = u.fields.content.clone().unwrap_or_default();

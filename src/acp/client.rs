@@ -12,8 +12,8 @@
 //! SIGINT kills at once.
 
 use std::io::{self, BufRead, Read, Write};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::process::{ChildStdin, Command, Stdio};
+use std::os::unix::process::ExitStatusExt;
+use std::process::{ChildStdin, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
@@ -130,13 +130,7 @@ pub fn run(exec: &crate::exec::Exec<'_>, policy: Policy, prompt: Option<String>)
 
     let stdout = io::stdout();
     let mut out = stdout.lock();
-    let spawned = Command::new(&program)
-        .args(&exec.command[1..])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .process_group(0)
-        .spawn();
+    let spawned = crate::exec::child::spawn(&program, &exec.command[1..], Stdio::piped(), None);
     let mut child = match spawned {
         Ok(c) => c,
         Err(e) => return crate::exec::cannot_start(&program, &e, exec.to, &opts, &mut out),

@@ -188,16 +188,9 @@ pub fn start(
     stdin_prompt: Option<String>,
     config: &Config,
 ) -> io::Result<Started> {
-    use std::os::unix::process::CommandExt;
-    use std::process::{Command, Stdio};
-    let child = Command::new(program)
-        .args(args)
-        .current_dir(cwd)
-        .stdin(if stdin_prompt.is_some() { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .process_group(0)
-        .spawn()?;
+    use std::process::Stdio;
+    let stdin = if stdin_prompt.is_some() { Stdio::piped() } else { Stdio::null() };
+    let child = crate::exec::child::spawn(program, args, stdin, Some(cwd))?;
     let pid = child.id();
     let timed_out = Arc::new(AtomicBool::new(false));
     read_run(

@@ -1,9 +1,25 @@
-//! The agent's process: stopping it, its process group at once, and the threads that forward
-//! agentgate's signals to it and stop it at the timeout.
+//! The agent's process: starting it in a process group of its own, stopping it (that group at
+//! once), and the threads that forward agentgate's signals to it and stop it at the timeout.
 
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// Starts the agent as `exec`, `exec --from acp` and `agentgate acp` do: no shell, its stdout
+/// piped, stderr inherited, in `cwd` where given, and in a process group of its own, so that a
+/// terminal's Ctrl-C reaches agentgate alone (which forwards it once) and a stop reaches
+/// everything the agent started.
+pub fn spawn(program: &str, args: &[String], stdin: Stdio, cwd: Option<&Path>) -> std::io::Result<Child> {
+    let mut command = Command::new(program);
+    command.args(args).stdin(stdin).stdout(Stdio::piped()).stderr(Stdio::inherit()).process_group(0);
+    if let Some(dir) = cwd {
+        command.current_dir(dir);
+    }
+    command.spawn()
+}
 
 /// Sends `sig` to the agent's process group: the agent and whatever it started, so that none of
 /// them keeps its stdout open after it was stopped.

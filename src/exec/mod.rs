@@ -14,8 +14,8 @@ mod handshake;
 pub mod status;
 
 use std::io::{self, Write};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::process::{Command, Stdio};
+use std::os::unix::process::ExitStatusExt;
+use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -139,15 +139,8 @@ impl Exec<'_> {
         let stdout = io::stdout();
         let mut out = stdout.lock();
 
-        // Its own process group: a terminal's Ctrl-C reaches agentgate alone, which forwards it
-        // once, and a stop reaches everything the agent started.
-        let spawned = Command::new(program)
-            .args(&args)
-            .stdin(if prompt.is_some() || self.stream_input { Stdio::piped() } else { Stdio::inherit() })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .process_group(0)
-            .spawn();
+        let stdin = if prompt.is_some() || self.stream_input { Stdio::piped() } else { Stdio::inherit() };
+        let spawned = child::spawn(program, &args, stdin, None);
         let mut child = match spawned {
             Ok(c) => c,
             Err(e) => return cannot_start(&program, &e, self.to, &opts, &mut out),

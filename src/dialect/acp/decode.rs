@@ -129,14 +129,7 @@ impl Decoder {
                     let d = ToolDraft { id: Some(id), name: Some(name), chars: None, snippet: None, delta: None };
                     return out.push(Record::with_extra(Dialect::Acp, Event::ToolDraft(d), kept));
                 }
-                let arguments = call.raw_input.clone().map_or_else(Arguments::default, Arguments::value);
-                let c = ToolCall {
-                    id: Some(id.as_str().into()),
-                    index: None,
-                    name: name.into(),
-                    arguments,
-                    id_made: false,
-                };
+                let c = tool_call(&id, name, call.raw_input.clone());
                 out.push(Record::with_extra(Dialect::Acp, Event::ToolCall(c), kept));
                 self.tool_state(&id, &raw, call.status, &call.content, call.raw_output.as_ref(), out);
             }
@@ -157,14 +150,7 @@ impl Decoder {
                         .or_else(|| u.fields.title.clone())
                         .unwrap_or_else(|| "other".into());
                     self.calls.insert(id.clone(), name.clone());
-                    let arguments = u.fields.raw_input.clone().map_or_else(Arguments::default, Arguments::value);
-                    let c = ToolCall {
-                        id: Some(id.as_str().into()),
-                        index: None,
-                        name: name.into(),
-                        arguments,
-                        id_made: false,
-                    };
+                    let c = tool_call(&id, name, u.fields.raw_input.clone());
                     let mut kept = Extra::new();
                     for k in ["title", "kind", "locations"].iter().filter(|_| drafted) {
                         if let Some(v) = raw.get(*k) {
@@ -568,6 +554,12 @@ impl Decode for Decoder {
             out.push(rec(Event::Terminal(t)));
         }
     }
+}
+
+/// A call as ACP states it: its id, name and `rawInput`.
+fn tool_call(id: &str, name: String, raw_input: Option<Value>) -> ToolCall {
+    let arguments = raw_input.map_or_else(Arguments::default, Arguments::value);
+    ToolCall { id: Some(id.into()), index: None, name: name.into(), arguments, id_made: false }
 }
 
 fn rec(e: Event) -> Record {

@@ -225,20 +225,7 @@ fn an_end_turn_after_our_cancel_is_still_the_interrupt_it_was() {
         "upd '{\"sessionUpdate\":\"agent_message_chunk\",\"content\":{\"type\":\"text\",\"text\":\"Working\"}}'\n\
          answer 'session/cancel' ; say '{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"stopReason\":\"end_turn\"}}'",
     );
-    let child = Command::new(agentgate())
-        .args(["exec", "--as", "localcode", "--from", "acp", "--prompt", "x", "--"])
-        .arg(&a)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(400));
-    // SAFETY: a signal to the child we spawned.
-    unsafe {
-        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
-    }
-    let out = child.wait_with_output().unwrap();
+    let out = signalled(&["--as", "localcode"], &a, libc::SIGINT);
     let t: Value = serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap()).unwrap();
     assert_eq!(
         (t["status"].as_str(), t["reason"].as_str()),
@@ -248,12 +235,13 @@ fn an_end_turn_after_our_cancel_is_still_the_interrupt_it_was() {
     assert_eq!(out.status.code(), Some(130));
 }
 
-#[test]
-fn an_agent_that_ignores_the_cancel_is_stopped_after_kill_after() {
-    let a = agent("deaf", "trap '' INT TERM; while true; do sleep 0.05; done");
+/// `exec --from acp --prompt x ARGS -- AGENT`, sent `signal` after 400 ms, to its end.
+fn signalled(args: &[&str], agent: &std::path::Path, signal: libc::c_int) -> Output {
     let child = Command::new(agentgate())
-        .args(["exec", "--as", "canonical", "--from", "acp", "--prompt", "x", "--kill-after", "300ms", "--"])
-        .arg(&a)
+        .args(["exec", "--from", "acp", "--prompt", "x"])
+        .args(args)
+        .arg("--")
+        .arg(agent)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -262,9 +250,15 @@ fn an_agent_that_ignores_the_cancel_is_stopped_after_kill_after() {
     std::thread::sleep(Duration::from_millis(400));
     // SAFETY: a signal to the child we spawned.
     unsafe {
-        libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+        libc::kill(child.id() as libc::pid_t, signal);
     }
-    let out = child.wait_with_output().unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn an_agent_that_ignores_the_cancel_is_stopped_after_kill_after() {
+    let a = agent("deaf", "trap '' INT TERM; while true; do sleep 0.05; done");
+    let out = signalled(&["--as", "canonical", "--kill-after", "300ms"], &a, libc::SIGTERM);
     let lines = canonical(&out);
     assert_eq!(terminal(&lines)["outcome"], "interrupted", "{lines:?}");
 }

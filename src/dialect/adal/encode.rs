@@ -298,10 +298,8 @@ impl Encode for Encoder {
                 if self.denied => {}
             Event::ToolCall(c) => self.note_call(c, sink),
             Event::ToolResult(r) => self.note_result(r.id.as_deref().unwrap_or(""), r.status),
-            Event::ToolWithdrawn { id: Some(id) } if ctx.call.name.is_some() => {
-                if self.last_call.id == *id {
-                    self.last_call.open = false;
-                }
+            Event::ToolWithdrawn { id: Some(id) } if ctx.call.name.is_some() && self.last_call.id == *id => {
+                self.last_call.open = false;
             }
             Event::PermissionDenied(_) => self.denied = true,
             Event::FinalAnswer { text } if !text.is_empty() => self.answered = true,

@@ -205,8 +205,16 @@ pub enum Rule {
     TerminalAfter { after: String, field: String, value: Value },
     /// When the terminal's `field` equals `value`, some `kind` line came before it.
     TerminalNeeds { field: String, value: Value, kind: String },
-    /// The terminal's `field` (a path with dots) equals the sum of `of_field` over `of_kind` lines.
-    TerminalSums { field: String, of_kind: String, of_field: String },
+    /// The terminal's `field` (a path with dots) equals the sum of `of_field` over `of_kind` lines;
+    /// where that sum is 0 and `when_zero` names fields of the terminal, their sum instead
+    /// (localcode's total: "or prompt + completion when that sum is 0").
+    TerminalSums {
+        field: String,
+        of_kind: String,
+        of_field: String,
+        #[serde(default)]
+        when_zero: Vec<String>,
+    },
     /// The first line is of this kind. `generation`: what a stream that breaks the rule is
     /// (another generation of the format): one problem for the stream that says so.
     First {
@@ -464,6 +472,16 @@ pub fn contract(name: &str) -> &'static Contract {
         let (n, text) = FILES[i];
         serde_json::from_str(text).unwrap_or_else(|e| panic!("mappings/{n}.json: {e}"))
     })
+}
+
+/// What a [`Rule::TerminalSums`] terminal field must be: the lines' `sum`, or where that is 0
+/// and `when_zero` names fields, the sum of those fields of the terminal (`at` reads them; an
+/// absent one counts as 0).
+pub(crate) fn sum_or_else(sum: u64, when_zero: &[String], at: impl Fn(&str) -> Option<u64>) -> u64 {
+    if sum != 0 || when_zero.is_empty() {
+        return sum;
+    }
+    when_zero.iter().fold(0u64, |acc, p| acc.saturating_add(at(p).unwrap_or(0)))
 }
 
 impl Contract {
@@ -1177,20 +1195,26 @@ impl<'c> StreamCheck<'c> {
                     let m = format!("a terminal with {field} {want} needs an earlier \"{needed}\"");
                     self.push(n, entry, "terminal_needs", m);
                 }
-                Rule::TerminalSums { field, of_kind, of_field } => {
+                Rule::TerminalSums { field, of_kind, of_field, when_zero } => {
                     if *of_kind == kind {
                         if let crate::json::Count::Value(x) =
                             value.get(of_field).map_or(crate::json::Count::Absent, crate::json::count)
                         {
-                            self.sums[i] += x;
+                            self.sums[i] = self.sums[i].saturating_add(x);
                         }
                     }
                     if is_terminal {
                         let got = path(&value, field).and_then(Value::as_u64);
-                        if got != Some(self.sums[i]) {
+                        let want = sum_or_else(self.sums[i], when_zero, |p| path(&value, p).and_then(Value::as_u64));
+                        if got != Some(want) {
                             let got = got.map_or_else(|| "absent".to_string(), |g| g.to_string());
+                            let or = if when_zero.is_empty() || self.sums[i] != 0 {
+                                String::new()
+                            } else {
+                                format!(" (0: then {} is {want})", when_zero.join(" + "))
+                            };
                             let m = format!(
-                                "{field} is {got}, but the {of_kind}.{of_field} written add up to {}",
+                                "{field} is {got}, but the {of_kind}.{of_field} written add up to {}{or}",
                                 self.sums[i]
                             );
                             self.push(n, entry, "terminal_sums", m);
@@ -1612,8 +1636,11 @@ impl Contract {
                 Rule::TerminalNeeds { field, value, kind } => {
                     format!("a terminal with `{field}` {value} comes after a `{kind}`")
                 }
-                Rule::TerminalSums { field, of_kind, of_field } => {
+                Rule::TerminalSums { field, of_kind, of_field, when_zero } if when_zero.is_empty() => {
                     format!("`{field}` is the sum of `{of_kind}.{of_field}`")
+                }
+                Rule::TerminalSums { field, of_kind, of_field, when_zero } => {
+                    format!("`{field}` is the sum of `{of_kind}.{of_field}`, or where that is 0 of `{}`", when_zero.join("` + `"))
                 }
                 Rule::First { kind, generation: None } => format!("the first line is `{kind}`"),
                 Rule::First { kind, generation: Some(g) } => {

@@ -260,15 +260,18 @@ impl Check {
                 Rule::TerminalNeeds { field, value, kind: needed } => {
                     is_terminal && at.is(field, Some(value)) && !self.seen(needed)
                 }
-                Rule::TerminalSums { field, of_kind, of_field } => {
+                Rule::TerminalSums { field, of_kind, of_field, when_zero } => {
                     if *of_kind == kind {
                         if let Some(crate::json::Count::Value(x)) =
                             m.get(of_field).map(|v| crate::json::count(&v.to_value()))
                         {
-                            self.sums[i] += x;
+                            self.sums[i] = self.sums[i].saturating_add(x);
                         }
                     }
-                    is_terminal && at.get(field).and_then(|v| v.as_u64()) != Some(self.sums[i])
+                    is_terminal && {
+                        let want = crate::contract::sum_or_else(self.sums[i], when_zero, |p| at.get(p).and_then(|v| v.as_u64()));
+                        at.get(field).and_then(|v| v.as_u64()) != Some(want)
+                    }
                 }
                 Rule::TerminalCodes { field, code_field, codes, absent } if is_terminal => {
                     let code = at.get(code_field).and_then(|v| v.as_i64());

@@ -620,6 +620,18 @@ impl<'o, W: Write> Run<'o, W> {
                 fate = fate.max(Some(Fate::Absorbed));
                 continue;
             }
+            if let Event::Extension { line } = &rec.event {
+                // A kept line of the target's dialect goes out as read, by its encoder; one
+                // without the member naming its kind (carried through canonical, its name
+                // lost) is no line of that dialect: not written, and counted.
+                let field = &self.opts.to.contract().type_field;
+                if rec.origin == self.opts.to && copy.is_none() && !line.get(field.as_str()).is_some_and(Value::is_string)
+                {
+                    sink.report.dropped_kind(rec.event.kind());
+                    fate = fate.max(Some(Fate::Dropped));
+                    continue;
+                }
+            }
             let mut encoding = Encoding { encoder: self.encoder.as_mut(), sink: &mut sink, copy: copy.take() };
             fate = fate.max(Some(self.norm.process(rec, &mut encoding)));
             copy = encoding.copy;

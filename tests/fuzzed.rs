@@ -81,3 +81,162 @@ fn a_canonical_terminal_carrying_a_line_of_another_kind_still_ends_the_output() 
     let problems = check_stream(Dialect::Localcode.contract(), &out);
     assert!(problems.is_empty(), "{problems:?}\n{out}");
 }
+
+/// `input` read as `dialect` and written as `dialect`: its output, which must hold to the
+/// contract (#53 rule 4: a stream that is not valid in its own dialect comes out valid).
+fn to_itself(input: &str, dialect: Dialect) -> String {
+    let (out, summary, _) = translate_bytes(input.as_bytes(), &Options::new(Some(dialect), dialect));
+    let out = String::from_utf8(out).unwrap();
+    let problems: Vec<_> = check_stream(dialect.contract(), &out)
+        .into_iter()
+        .filter(|(_, p)| !(p.starts_with("unknown record kind") || p.starts_with("warning: ")))
+        .collect();
+    assert!(problems.is_empty(), "{dialect} to itself: {problems:?}\n{out}");
+    assert_eq!(summary.report.accounted(), summary.report.lines, "{dialect} to itself");
+    out
+}
+
+/// The `type` of each line of `out`.
+fn kinds(out: &str) -> Vec<String> {
+    out.lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["type"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+#[test]
+fn a_line_of_an_unlisted_kind_before_a_missing_header_does_not_stand_for_the_header() {
+    // gemini, codex and base-context: a stream whose header line was lost (cut, not JSON) and
+    // whose first line is of a kind the spec does not list. The encoder observing the copied
+    // line opened the run into a thrown-away buffer, so the output never had its `init`,
+    // `thread.started` or `session`. The unlisted line may stay first (the rule is about the
+    // first *listed* line); the header must come before the first listed one.
+    let header = [(Dialect::Gemini, "init"), (Dialect::Codex, "thread.started"), (Dialect::BaseContext, "session")];
+    for (dialect, first) in header {
+        let out = to_itself("{\"type\":\"zzz\",\"n\":1}\n", dialect);
+        let kinds = kinds(&out);
+        assert_eq!(kinds[0], "zzz", "{dialect}: the unlisted line as read, first:\n{out}");
+        assert_eq!(kinds[1], first, "{dialect}: then the header:\n{out}");
+    }
+}
+
+#[test]
+fn a_wuu_thread_started_without_its_thread_id_stays_a_thread_line() {
+    // wuu.md: thread_started carries thread_id, provider, model, cwd, all required. One without
+    // its thread_id was written back as a `session_configured` missing protocol_version,
+    // max_parallel and permissions (the decoder tells the two apart by the id).
+    let stream = concat!(
+        "{\"cwd\":\"/repo\",\"model\":\"gpt-5.1-codex\",\"provider\":\"openai\",\"type\":\"thread_started\"}\n",
+        "{\"thread_id\":\"thread-9f2c\",\"turn_id\":\"turn-1\",\"type\":\"turn_started\"}\n",
+    );
+    let out = to_itself(stream, Dialect::Wuu);
+    let first: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(first["type"], "thread_started", "{out}");
+    assert!(first["thread_id"].as_str().is_some_and(|id| !id.is_empty()), "a thread id made: {out}");
+    assert_eq!((first["cwd"].as_str(), first["model"].as_str()), (Some("/repo"), Some("gpt-5.1-codex")), "{out}");
+}
+
+#[test]
+fn localcode_totals_that_sum_to_zero_are_prompt_plus_completion() {
+    // localcode-notes.md: "result.tokens.total is the sum of total_tokens, or prompt +
+    // completion when that sum is 0". A result stating total 0 beside a prompt of 5, and no
+    // turn_tokens: the writer gives one turn_tokens of total 0 and a result total of 5, as
+    // localcode adds them up; the contract held the total to the bare sum and called it wrong.
+    let stream = "{\"type\": \"result\", \"status\": \"incomplete\", \"exit_code\": 1, \"reason\": \"model_server_unreachable\", \"final_text\": \"\", \"tokens\": {\"prompt\": 5, \"completion\": 0, \"total\": 0}}\n";
+    let out = to_itself(stream, Dialect::Localcode);
+    let result: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(result["tokens"]["total"], 5, "{out}");
+    // And the contract still refuses a total that is neither.
+    let wrong = out.replace("\"total\": 5", "\"total\": 7");
+    assert!(check_stream(Dialect::Localcode.contract(), &wrong).iter().any(|(_, p)| p.contains("tokens.total")), "{wrong}");
+}
+
+#[test]
+fn a_canonical_extension_naming_no_dialect_goes_back_as_it_came() {
+    // A canonical `extension` whose `dialect` member was lost: its kept line (of no `type`) was
+    // written out as if it were a canonical line of an unknown kind: a line without `type`.
+    let stream = "{\"v\":1,\"type\":\"extension\",\"line\":{\"seq\":\"1\"}}\n";
+    let out = to_itself(stream, Dialect::Canonical);
+    assert_eq!(out.lines().next(), Some(stream.trim_end()), "{out}");
+}
+
+#[test]
+fn a_base_context_message_event_of_an_unlisted_type_is_dropped_and_counted() {
+    // base-context.md lists the assistantMessageEvent types; one it does not (a mangled
+    // `toolcall_delta`) was written back without the `partial` and `message` the plain form
+    // needs. It cannot be valid in either form: it is left out, and the report says so.
+    let stream = concat!(
+        "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/r\"}\n",
+        "{\"type\":\"agent_start\"}\n",
+        "{\"type\":\"turn_start\"}\n",
+        "{\"type\":\"message_start\",\"messageId\":1,\"message\":{\"role\":\"assistant\",\"content\":[],\"api\":\"a\",\"provider\":\"p\",\"model\":\"m\",\"usage\":{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"totalTokens\":0,\"cost\":{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"total\":0}},\"stopReason\":\"stop\",\"timestamp\":0}}\n",
+        "{\"type\":\"message_update\",\"messageId\":1,\"assistantMessageEvent\":{\"type\":\"tXoolcall_delta\",\"contentIndex\":0,\"delta\":\"{}\"}}\n",
+    );
+    for deltas in [false, true] {
+        let mut opts = Options::new(Some(Dialect::BaseContext), Dialect::BaseContext);
+        opts.encode.json_deltas = deltas;
+        let (out, summary, _) = translate_bytes(stream.as_bytes(), &opts);
+        let out = String::from_utf8(out).unwrap();
+        let problems = check_stream(Dialect::BaseContext.contract(), &out);
+        assert!(problems.iter().all(|(_, p)| p.starts_with("warning: ")), "deltas {deltas}: {problems:?}\n{out}");
+        assert!(!out.contains("tXoolcall_delta"), "{out}");
+        assert!(summary.report.dropped_kinds.get("extension").is_some_and(|n| *n >= 1), "counted: {:?}", summary.report);
+    }
+}
+
+#[test]
+fn a_rewritten_gemini_tool_use_keeps_the_id_its_tool_result_names() {
+    // A gemini tool_use that is not valid as it stands (its required `timestamp` misspelt) is
+    // written anew; its id without `__` (gemini.md: before v0.43) became `Bash__bash-123`,
+    // while the valid tool_result after it, copied as read, still named `bash-123`.
+    let stream = concat!(
+        "{\"type\":\"init\",\"timestamp\":\"2025-10-10T12:00:00.000Z\",\"session_id\":\"abc123\",\"model\":\"gemini-2.0-flash-exp\"}\n",
+        "{\"type\":\"tool_use\",\"tool_name\":\"Bash\",\"tool_id\":\"bash-123\",\"parameters\":{\"command\":\"ls -la\"},\"tiesmtamp\":\"2025-10-10T12:00:02.000Z\"}\n",
+        "{\"type\":\"tool_result\",\"tool_id\":\"bash-123\",\"status\":\"success\",\"output\":\"a\",\"timestamp\":\"2025-10-10T12:00:03.000Z\"}\n",
+    );
+    let out = to_itself(stream, Dialect::Gemini);
+    assert_eq!(out.matches("\"tool_id\":\"bash-123\"").count(), 2, "{out}");
+}
+
+#[test]
+fn a_localcode_result_without_its_status_gets_the_outcomes_word() {
+    // localcode.md: status is ok or incomplete. A result whose `status` was lost read as "",
+    // which was kept as a status word to write back: `"status": ""`.
+    let stream = "{\"type\": \"result\", \"stXatus\": \"incomplete\", \"exit_code\": 130, \"reason\": \"user_cancel\", \"final_text\": \"\", \"tokens\": {\"prompt\": 0, \"completion\": 0, \"total\": 0}}\n";
+    let out = to_itself(stream, Dialect::Localcode);
+    let result: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(result["status"], "incomplete", "{out}");
+    // A word the notes list is still given back as it was.
+    let interrupted = stream.replace("stXatus\": \"incomplete", "status\": \"interrupted");
+    let out = to_itself(&interrupted, Dialect::Localcode);
+    assert!(out.lines().last().unwrap().contains("\"status\": \"interrupted\""), "{out}");
+}
+
+#[test]
+fn a_base_context_stop_reason_the_spec_does_not_list_is_not_written_back() {
+    // base-context-notes.md 1.3 lists StopReason's five values. A message_end stopping with
+    // another word (not valid as it stands, so written anew) kept it for the writer, which
+    // wrote it on message_end and turn_end.
+    let stream = concat!(
+        "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/r\"}\n",
+        "{\"type\":\"agent_start\"}\n",
+        "{\"type\":\"turn_start\"}\n",
+        "{\"type\":\"message_start\",\"message\":{\"role\":\"assistant\",\"content\":[],\"api\":\"a\",\"provider\":\"p\",\"model\":\"m\",\"usage\":{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"totalTokens\":0,\"cost\":{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"total\":0}},\"stopReason\":\"stop\",\"timestamp\":0}}\n",
+        "{\"type\":\"message_end\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}],\"api\":\"a\",\"provider\":\"p\",\"model\":\"m\",\"usage\":{\"input\":1,\"output\":1,\"cacheRead\":0,\"cacheWrite\":0,\"totalTokens\":2,\"cost\":{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"total\":0}},\"stopReason\":\"sto`p\",\"timestamp\":0}}\n",
+        "{\"type\":\"turn_end\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}],\"api\":\"a\",\"provider\":\"p\",\"model\":\"m\",\"usage\":{\"input\":1,\"output\":1,\"cacheRead\":0,\"cacheWrite\":0,\"totalTokens\":2,\"cost\":{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"total\":0}},\"stopReason\":\"sto`p\",\"timestamp\":0},\"toolResults\":[]}\n",
+        "{\"type\":\"agent_end\",\"messages\":[]}\n",
+    );
+    let out = to_itself(stream, Dialect::BaseContext);
+    assert!(!out.contains("sto`p"), "{out}");
+}
+
+#[test]
+fn a_line_carried_through_canonical_without_its_kind_is_not_written_as_a_line_of_its_dialect() {
+    // A canonical extension of localcode whose line lost its `type`: the localcode writer put
+    // the line out as read, a localcode line without `type`.
+    let stream = "{\"v\":1,\"type\":\"extension\",\"dialect\":\"localcode\",\"line\":{\"2ype\":\"heartbeat\",\"seq\":\"1\"}}\n";
+    let (out, summary, _) = translate_bytes(stream.as_bytes(), &Options::new(Some(Dialect::Canonical), Dialect::Localcode));
+    let out = String::from_utf8(out).unwrap();
+    assert!(check_stream(Dialect::Localcode.contract(), &out).is_empty(), "{out}");
+    assert!(!out.contains("2ype"), "{out}");
+    assert_eq!(summary.report.dropped_kinds.get("extension"), Some(&1), "{:?}", summary.report);
+}

@@ -737,12 +737,18 @@ impl Encoder {
     /// The end of a run whose every line was copied: nothing where the stream settled (it
     /// says it all); where it stopped early, the lines base-context writes when its loop fails,
     /// made from the lines as read (see `copy.rs`).
-    fn close_copied(&mut self, t: &crate::model::Terminal, sink: &mut Sink<'_>) -> Fate {
+    fn close_copied(&mut self, t: &crate::model::Terminal, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
         if !t.synthesized {
             return Fate::Absorbed;
         }
         let why = t.reason.clone().or_else(|| t.error.clone()).unwrap_or_else(|| crate::codec::ENDED_EARLY.into());
-        for line in self.copied.close(&why) {
+        let lines = self.copied.close(&why);
+        if !lines.is_empty() {
+            // Only lines of kinds the spec does not list were copied (the header would have
+            // come first otherwise): the header goes before the first listed line.
+            self.ensure_header(ctx, sink, None, None, None);
+        }
+        for line in lines {
             write_line(sink.out, &line, Layout::Compact);
         }
         Fate::Written
@@ -1529,7 +1535,7 @@ impl Encoder {
     fn encode_record(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
         let own = ctx.native;
         if let (Event::Terminal(t), true) = (&rec.event, self.copied_any) {
-            return self.close_copied(t, sink);
+            return self.close_copied(t, ctx, sink);
         }
         self.settle_for(rec, ctx, sink);
         if own && !rec.extra.is_empty() && content_of_a_message(&rec.event) {
@@ -1646,8 +1652,15 @@ impl Encoder {
                 }
                 self.put(sink, line);
             }
+            // An assistant message's event of a type base-context.md does not list: not valid
+            // in either form (mappings/base-context.json lists the event types), so not written.
+            Event::Extension { line } if own && line["type"] == "message_update" => {
+                sink.report.dropped_kind(rec.event.kind());
+                return Fate::Dropped;
+            }
+            // A line of a kind the spec does not list: as read. It does not open the run, so
+            // that the header of a stream without one still comes before its first listed line.
             Event::Extension { line } if own => {
-                self.ensure_header(ctx, sink, None, None, None);
                 self.put(sink, line.clone());
                 return Fate::PassedThrough;
             }

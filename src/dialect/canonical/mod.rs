@@ -107,7 +107,13 @@ impl Decode for Decoder {
             None => Extra::new(),
         };
         let kind = take_type(&mut m)?;
-        if !known(&kind) {
+        // A kind this version does not know, or an `extension` that names no dialect (a line of
+        // no dialect anyone can tell): the canonical line itself is what the record keeps, and
+        // a canonical target writes it back as it came.
+        if !known(&kind) || (kind == "extension" && origin == Dialect::Canonical) {
+            if !extra.is_empty() {
+                m.insert("extra", Value::Object(extra.to_fields().into_iter().collect()));
+            }
             let line = crate::dialect::util::whole_line(kind, m);
             out.push(Record::new(Dialect::Canonical, Event::Extension { line }));
             return Ok(());

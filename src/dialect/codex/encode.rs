@@ -353,6 +353,13 @@ impl Encode for Encoder {
                 self.ensure_turn(ctx, sink);
                 return Fate::Absorbed;
             }
+            // A line of a kind codex.md does not list writes nothing (copied, it is written as
+            // read): it does not open the run, so that the `thread.started` of a stream that
+            // lacks one still comes before its first listed line.
+            Event::Extension { .. } | Event::Repeat => {
+                sink.report.dropped_kind(rec.event.kind());
+                return Fate::Dropped;
+            }
             _ => {}
         }
         self.ensure_turn(ctx, sink);

@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value};
 use super::decode::REFUSED;
 use super::is_iso_millis;
 use crate::codec::make_room;
-use crate::codec::{Context, Encode, EncodeOptions, Hints, Record, Sink};
+use crate::codec::{Context, Dialect, Encode, EncodeOptions, Hints, Record, Sink};
 use crate::dialect::util::{iso, refusal};
 use crate::json::{write_line, Layout};
 use crate::model::{Event, Outcome, Terminal, Tokens, ToolCall, ToolResult, ToolStatus};
@@ -180,10 +180,14 @@ impl Encoder {
     /// A call's `tool_use`, its `tool_id` made as Gemini makes one (core/core/turn.ts:480-482):
     /// `<tool_name>__<the source's id>` unless the id starts so already, and where the source
     /// gave none, `<tool_name>__<tool_name>_<n>`, `n` from 0 per run.
-    fn tool_use(&mut self, call: &ToolCall, said: Option<String>, sink: &mut Sink<'_>) {
+    /// A `tool_use`; `own`: the call is a gemini source's, whose `tool_id` goes back as read
+    /// (its `tool_result` lines name it so).
+    fn tool_use(&mut self, call: &ToolCall, own: bool, said: Option<String>, sink: &mut Sink<'_>) {
         let name = call.name.as_str();
         let tool_id = match call.id.as_deref() {
-            Some(id) if !call.id_made && id.strip_prefix(name).is_some_and(|r| r.starts_with("__")) => id.to_string(),
+            Some(id) if !call.id_made && (own || id.strip_prefix(name).is_some_and(|r| r.starts_with("__"))) => {
+                id.to_string()
+            }
             Some(id) if !call.id_made => format!("{name}__{id}"),
             _ => {
                 self.made += 1;
@@ -234,7 +238,7 @@ impl Encoder {
             arguments,
             id_made: false,
         };
-        self.tool_use(&call, said, sink);
+        self.tool_use(&call, rec.origin == Dialect::Gemini, said, sink);
         self.open.shift_remove(key).unwrap_or(Open { tool_id: key.to_string(), name: call.name.to_string() })
     }
 
@@ -413,6 +417,13 @@ impl Encode for Encoder {
             self.init(ctx, said, sink);
             return Fate::Written;
         }
+        // A line of a kind gemini.md does not list writes nothing (copied, it is written as
+        // read): it does not open the run, so that the `init` of a stream that lacks one still
+        // comes before its first listed line.
+        if let Event::Extension { .. } | Event::Repeat = &rec.event {
+            sink.report.dropped_kind(rec.event.kind());
+            return Fate::Dropped;
+        }
         self.init(ctx, said.clone(), sink);
         match &rec.event {
             Event::Prompt { text } => {
@@ -430,7 +441,7 @@ impl Encode for Encoder {
                     return Fate::Dropped;
                 }
             },
-            Event::ToolCall(c) => self.tool_use(c, said, sink),
+            Event::ToolCall(c) => self.tool_use(c, rec.origin == Dialect::Gemini, said, sink),
             Event::ToolResult(r) => self.tool_result(r, rec, ctx, sink),
             Event::PermissionDenied(_) => return self.refused(rec, ctx, sink),
             Event::ToolWithdrawn { id: Some(id) } => {

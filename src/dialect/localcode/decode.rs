@@ -118,8 +118,14 @@ impl Decoder {
             out.warn(why);
         }
         // A status word the encoder would not write for this outcome (the notes' `error`,
-        // `timeout`, `interrupted`) is kept, so that localcode gets it back.
-        if status != self.contract.outcome_str(outcome, "status").unwrap_or("incomplete") {
+        // `timeout`, `interrupted`) is kept, so that localcode gets it back; one the contract
+        // does not list (none at all, a word of no generation) is not: the encoder writes the
+        // outcome's word.
+        let listed = self
+            .contract
+            .listed_values("result", "status")
+            .is_some_and(|values| values.iter().any(|v| v.as_str() == Some(status.as_str())));
+        if listed && status != self.contract.outcome_str(outcome, "status").unwrap_or("incomplete") {
             m.insert("status", Value::String(status));
         }
         let mut t = Terminal::new(outcome);

@@ -235,8 +235,9 @@ impl Decoder {
             }),
             "thread_started" | "thread_resumed" | "thread_forked" => {
                 self.thread_id = m.take_str("thread_id");
-                if kind != "thread_started" {
-                    // Which of the three, for writing it back to wuu.
+                if kind != "thread_started" || self.thread_id.is_none() {
+                    // Which of the three, for writing it back to wuu (a thread line without its
+                    // required `thread_id` is still a thread line, not a `session_configured`).
                     m.insert("type", Value::String(kind.to_string()));
                 }
                 Event::Session(Session {

@@ -547,8 +547,11 @@ impl Encode for Encoder {
         // A wuu source's bash calls have their `command_*` twins as lines of their own.
         self.own_twins = own;
         let extra = Some(&rec.extra);
+        // A wuu thread line (thread_started, _resumed, _forked) whose `thread_id` was missing:
+        // written back as the thread line it is, its id made (wuu.md requires one).
+        let thread_line = own && rec.extra.get("type").is_some_and(|t| t.as_str().is_some_and(|t| t.starts_with("thread_")));
         match &rec.event {
-            Event::Session(x) if own && x.id.is_none() && !self.configured => {
+            Event::Session(x) if own && x.id.is_none() && !thread_line && !self.configured => {
                 self.configured = true;
                 let fields = vec![
                     ("model", s(x.model.clone().unwrap_or_default())),
@@ -557,9 +560,15 @@ impl Encode for Encoder {
                 ];
                 self.emit(sink, "session_configured", fields, extra);
             }
-            Event::Session(x) if own && x.id.is_some() => {
+            Event::Session(x) if own && (x.id.is_some() || thread_line) => {
                 self.ensure_configured(Some(x), ctx, sink);
-                self.thread_id = x.id.clone();
+                self.thread_id = Some(match &x.id {
+                    Some(id) => id.clone(),
+                    None => {
+                        sink.report.synthesized("thread_started.thread_id");
+                        format!("thread-{}", ctx.input_digest.get(..16).unwrap_or("0000000000000000"))
+                    }
+                });
                 let fields = vec![
                     ("model", s(x.model.clone().unwrap_or_default())),
                     ("provider", s(x.provider.clone().unwrap_or_default())),

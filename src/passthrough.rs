@@ -233,6 +233,9 @@ impl Check {
         let kind = kind.as_ref();
         // Nothing after the terminal record; else what the line alone tells.
         let mut ok = !self.terminal_seen && c.takes_line(kind, m);
+        // A line its reader does not take (a call without its name) may not be written at all:
+        // the ids it states are not counted as seen.
+        let takes = ok;
         let is_terminal = c.terminal.as_ref().is_some_and(|t| t.kind == kind);
         let at = Paths::new(m);
         for (i, entry) in c.rules.iter().enumerate() {
@@ -245,7 +248,7 @@ impl Check {
                     listed && *first != kind
                 }
                 Rule::IdsSeenEarlier { kind: k, field, earlier_kind, earlier_field } => {
-                    if *earlier_kind == kind {
+                    if takes && *earlier_kind == kind {
                         if let Some(id) = m.get_str(earlier_field) {
                             make_room(&mut self.seen_ids, id.as_ref());
                             self.seen_ids.insert(id.into_owned(), ());

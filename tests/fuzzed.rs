@@ -240,3 +240,59 @@ fn a_line_carried_through_canonical_without_its_kind_is_not_written_as_a_line_of
     assert!(!out.contains("2ype"), "{out}");
     assert_eq!(summary.report.dropped_kinds.get("extension"), Some(&1), "{:?}", summary.report);
 }
+
+#[test]
+fn a_call_its_reader_refuses_does_not_vouch_for_the_result_after_it() {
+    // A gemini tool_use without its tool_name is a bad line (not written); the pass-through
+    // check had counted its tool_id as seen, so the tool_result naming it was copied, and the
+    // output had a result without its call. Now the result is written with the call it answers.
+    let stream = concat!(
+        "{\"type\":\"init\",\"timestamp\":\"2026-11-02T09:14:12.001Z\",\"session_id\":\"s\",\"model\":\"auto\"}\n",
+        "{\"type\":\"tool_use\",\"timestamp\":\"2026-11-02T09:14:13.302Z\",\"mtool_name\":\"grep_search\",\"tool_id\":\"grep_search_1\",\"parameters\":{}}\n",
+        "{\"type\":\"tool_result\",\"timestamp\":\"2026-11-02T09:14:13.382Z\",\"tool_id\":\"grep_search_1\",\"status\":\"success\",\"output\":\"Found 42 matches\"}\n",
+    );
+    let out = to_itself(stream, Dialect::Gemini);
+    let kinds = kinds(&out);
+    assert_eq!(&kinds[1..3], ["tool_use", "tool_result"], "{out}");
+}
+
+#[test]
+fn a_localcode_result_keeps_its_own_token_members_beside_all_three_counts() {
+    // A result whose `tokens` held a member of its own (here a misspelt "total") was kept
+    // whole for localcode to get back, and written in place of the counts: no `total`.
+    let stream = concat!(
+        "{\"type\": \"turn_tokens\", \"prompt_tokens\": \"500\", \"completion_tokens\": \"20\", \"total_tokens\": \"520\"}\n",
+        "{\"type\": \"result\", \"status\": \"ok\", \"exit_code\": 0, \"reason\": \"completed\", \"final_text\": \"x\", \"tokens\": {\"prompt\": 500, \"completion\": 20, \"t;tal\": 520}}\n",
+    );
+    let out = to_itself(stream, Dialect::Localcode);
+    let result: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(result["tokens"]["total"], 520, "{out}");
+    assert_eq!(result["tokens"]["t;tal"], 520, "its own member kept: {out}");
+}
+
+#[test]
+fn a_compaction_reason_base_context_does_not_list_is_not_written() {
+    // base-context.md: reason is "manual" | "threshold" | "overflow" (the notes add
+    // "requested"). Any other word was written as it came: now the writer's own, the word
+    // counted as dropped.
+    let stream = concat!(
+        "{\"type\":\"session\",\"version\":3,\"id\":\"f\",\"timestamp\":\"2023-11-14T22:13:20.000Z\",\"cwd\":\"\"}\n",
+        "{\"type\":\"compaction_start\",\"reason\":\"text 0\"}\n",
+    );
+    let (out, summary, _) = translate_bytes(stream.as_bytes(), &Options::new(Some(Dialect::BaseContext), Dialect::BaseContext));
+    let out = String::from_utf8(out).unwrap();
+    assert!(check_stream(Dialect::BaseContext.contract(), &out).iter().all(|(_, p)| p.starts_with("warning: ")), "{out}");
+    assert!(out.contains("{\"type\":\"compaction_start\",\"reason\":\"threshold\"}"), "{out}");
+    assert_eq!(summary.report.dropped_fields.get("compaction_start.reason"), Some(&1), "{:?}", summary.report);
+}
+
+#[test]
+fn a_wuu_session_configured_lacking_a_required_member_gets_it() {
+    // wuu.md: session_configured carries protocol_version, provider, model, max_parallel,
+    // workspace_root and permissions. One without protocol_version was written anew without it.
+    let stream = "{\"effort\":\"\",\"max_parallel\":3,\"model\":\"m\",\"permissions\":{},\"provider\":\"p\",\"type\":\"session_configured\",\"workspace_root\":\"/w\"}\n";
+    let out = to_itself(stream, Dialect::Wuu);
+    let first: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(first["protocol_version"], "wuu-app-server/v0.1", "{out}");
+    assert_eq!(first["max_parallel"], 3, "the source's own kept: {out}");
+}

@@ -322,8 +322,15 @@ fn an_empty_model_or_provider_is_one_wuu_does_not_know() {
     assert_eq!(adal.last().unwrap()["model"], "unknown");
     let s = agentgate::summary::summarize(input.as_bytes(), "run", Some(Dialect::Wuu), false);
     assert!(s.models.is_empty(), "{:?}", s.models);
-    // And wuu gets its lines back as they were.
-    assert_eq!(common::translate(input.as_bytes(), Dialect::Wuu, Dialect::Wuu), input);
+    // And wuu gets its lines back: the empty model and provider as they were; the
+    // session_configured, which lacks members wuu.md requires (max_parallel, permissions,
+    // protocol_version), valid (#53 rule 4), the other lines as read.
+    let back = common::translate(input.as_bytes(), Dialect::Wuu, Dialect::Wuu);
+    let want = concat!(
+        r#"{"max_parallel":1,"model":"","permissions":{},"protocol_version":"wuu-app-server/v0.1","provider":"","type":"session_configured","workspace_root":""}"#,
+        "\n",
+    );
+    assert_eq!(back, format!("{want}{}", input.split_once('\n').unwrap().1));
 }
 
 #[test]

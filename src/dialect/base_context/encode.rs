@@ -642,7 +642,20 @@ impl Encoder {
         // `reason` is required on both (base-context.md's AgentSessionEvent): the end
         // takes the start's when it states none (as the older auto_compaction_end did
         // not), and "threshold", automatic compaction's own reason, when neither does.
-        let reason = reason.clone().or_else(|| self.compaction_reason.clone()).unwrap_or_else(|| "threshold".into());
+        // A reason the spec does not list (another agent's word, a broken line) is not one
+        // base-context's reader takes: it is left out, and counted.
+        let listed = |r: &String| {
+            let c = Dialect::BaseContext.contract();
+            c.listed_values(kind, "reason").is_none_or(|values| values.iter().any(|v| v.as_str() == Some(r.as_str())))
+        };
+        let reason = match reason.clone().filter(|r| !listed(r)) {
+            Some(_) => {
+                sink.report.dropped_field(kind, "reason");
+                None
+            }
+            None => reason.clone(),
+        };
+        let reason = reason.or_else(|| self.compaction_reason.clone()).unwrap_or_else(|| "threshold".into());
         self.compaction_reason = start.then(|| reason.clone());
         let mut line = obj(vec![("type", json!(kind)), ("reason", json!(reason))]);
         for (k, v) in data {

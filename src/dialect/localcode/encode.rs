@@ -281,6 +281,15 @@ impl Encoder {
         let (prompt, completion) = (totals.input.unwrap_or(0), totals.output.unwrap_or(0));
         let total = totals.total.filter(|t| *t > 0).unwrap_or(prompt.saturating_add(completion));
         tokens.insert("total".into(), Value::from(total));
+        // A localcode source's `tokens` kept for its members beyond the three counts: those
+        // members go back beside the counts written here (the source's object may lack one).
+        let mut extra = rec.extra.to_fields();
+        if let Some(Value::Object(kept)) = extra.shift_remove("tokens") {
+            for (k, v) in kept {
+                tokens.entry(k).or_insert(v);
+            }
+        }
+        let extra = crate::model::Extra::from(extra);
         let fields = [
             ("status", s(status)),
             ("exit_code", Field::Owned(Value::from(exit_code))),
@@ -288,7 +297,8 @@ impl Encoder {
             ("final_text", s(t.final_text.as_deref().unwrap_or_default())),
             ("tokens", Field::Owned(Value::Object(tokens))),
         ];
-        put(sink, "result", fields, rec);
+        let extra = Some(&extra).filter(|e| !e.is_empty());
+        write_in_order(sink.out, Dialect::Localcode.contract(), "result", fields, extra, Layout::Spaced);
     }
 
     /// One record's lines (see [`Encode::encode`], which notes whether the last was text).

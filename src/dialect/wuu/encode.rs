@@ -553,11 +553,25 @@ impl Encode for Encoder {
         match &rec.event {
             Event::Session(x) if own && x.id.is_none() && !thread_line && !self.configured => {
                 self.configured = true;
-                let fields = vec![
+                let mut fields = vec![
                     ("model", s(x.model.clone().unwrap_or_default())),
                     ("provider", s(x.provider.clone().unwrap_or_default())),
                     ("workspace_root", s(x.cwd.clone().unwrap_or_default())),
                 ];
+                // The members wuu.md requires that the source's line lacked (it is written
+                // anew because it was not valid as it stood): the placeholders a foreign run
+                // gets, said.
+                let required = [
+                    ("max_parallel", "session_configured.max_parallel", v(1)),
+                    ("permissions", "session_configured.permissions", v(Value::Object(serde_json::Map::new()))),
+                    ("protocol_version", "session_configured.protocol_version", s(PROTOCOL_VERSION)),
+                ];
+                for (k, said, value) in required {
+                    if !rec.extra.contains_key(k) {
+                        sink.report.synthesized(said);
+                        fields.push((k, value));
+                    }
+                }
                 self.emit(sink, "session_configured", fields, extra);
             }
             Event::Session(x) if own && (x.id.is_some() || thread_line) => {

@@ -98,7 +98,7 @@ impl Viewer {
         for para in text.trim_end().split('\n') {
             let para = crate::error::one_line(para.trim_end_matches('\r'));
             for piece in wrap(&para, room) {
-                self.line(sink, &format!("{lead}{piece}").trim_end().to_string());
+                self.line(sink, format!("{lead}{piece}").trim_end());
                 lead = indent.clone();
             }
         }
@@ -291,11 +291,10 @@ impl Encode for Viewer {
                     None => parts.push(ctx.source.map_or("run", |d| d.name()).to_string()),
                     Some((id, model)) => {
                         // A later session record: only what it adds.
-                        if s.model.is_none() || s.model == *model {
-                            if s.id.is_none() || s.id == *id {
+                        if (s.model.is_none() || s.model == *model)
+                            && (s.id.is_none() || s.id == *id) {
                                 return Fate::Written;
                             }
-                        }
                     }
                 }
                 let (old_id, old_model) = self.session_shown.clone().unwrap_or_default();
@@ -332,7 +331,7 @@ impl Encode for Viewer {
                 let name = st.paint(CYAN, &plain);
                 let room = self.width.saturating_sub(plain.chars().count() + 6).min(ARGS_CHARS);
                 let args = first_line(&arguments(&c.arguments), room);
-                self.line(sink, &format!("  → {name}  {args}").trim_end().to_string());
+                self.line(sink, format!("  → {name}  {args}").trim_end());
             }
             Event::ToolResult(r) => {
                 let name = r.name.clone().or_else(|| ctx.call.name.clone()).unwrap_or_default();
@@ -380,7 +379,7 @@ impl Encode for Viewer {
                 let action = action.as_deref().map(|a| format!(" ({a})")).unwrap_or_default();
                 self.line(sink, &format!("  ✎ {path}{action}"));
             }
-            Event::Retry { phase, attempt, error, .. } if matches!(phase, crate::model::event::Phase::Start) => {
+            Event::Retry { phase: crate::model::event::Phase::Start, attempt, error, .. } => {
                 let n = attempt.map(|a| format!(" {a}")).unwrap_or_default();
                 let why = error.as_deref().map(|e| format!(": {e}")).unwrap_or_default();
                 let said = first_line(&format!("↻ retry{n}{why}"), self.width.saturating_sub(2));

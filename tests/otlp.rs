@@ -181,7 +181,7 @@ fn localcode_rounds_are_its_token_reports_and_the_run_ends_at_source_date_epoch(
     // localcode states no time: the run ends at SOURCE_DATE_EPOCH, its records a millisecond
     // apart before it.
     assert_eq!(end, 1_700_000_000_000_000_000);
-    assert!(start < end && (end - start) % 1_000_000 == 0, "{start} {end}");
+    assert!(start < end && (end - start).is_multiple_of(1_000_000), "{start} {end}");
     assert!(all.iter().all(|s| !attrs(s).contains_key("gen_ai.provider.name")), "localcode does not say its provider");
 }
 

@@ -87,12 +87,12 @@ fn money_is_rounded_in_the_table_and_kept_whole_in_csv_and_json() {
     let text = text.replace("\"total_cost_usd\":0.022831", "\"total_cost_usd\":0.07231560000000001");
     let path = dir.join("run.jsonl");
     std::fs::write(&path, text).unwrap();
-    let (_, table) = summary(&["--format", "table", "--columns", "cost_usd"], &[path.clone()], 120);
+    let (_, table) = summary(&["--format", "table", "--columns", "cost_usd"], std::slice::from_ref(&path), 120);
     let row = table.lines().nth(1).unwrap();
     let cells: Vec<&str> = row.split_whitespace().collect();
     assert!(cells[0].ends_with("run.jsonl") && cells.len() == 2, "{table}");
     assert_eq!(cells[1], "0.0723", "{table}");
-    let (_, csv) = summary(&["--format", "csv", "--columns", "cost_usd"], &[path.clone()], 120);
+    let (_, csv) = summary(&["--format", "csv", "--columns", "cost_usd"], std::slice::from_ref(&path), 120);
     assert!(csv.lines().nth(1).unwrap().ends_with(",0.07231560000000001"), "{csv}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -18,7 +18,6 @@ pub mod client;
 mod server;
 
 use std::io;
-use std::path::PathBuf;
 use std::process::{Child, ExitStatus};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
@@ -184,7 +183,7 @@ pub fn start(
     run: u64,
     program: &str,
     args: &[String],
-    cwd: &PathBuf,
+    cwd: &std::path::Path,
     stdin_prompt: Option<String>,
     config: &Config,
 ) -> io::Result<Started> {

@@ -143,7 +143,7 @@ impl Exec<'_> {
         let spawned = child::spawn(program, &args, stdin, None);
         let mut child = match spawned {
             Ok(c) => c,
-            Err(e) => return cannot_start(&program, &e, self.to, &opts, &mut out),
+            Err(e) => return cannot_start(program, &e, self.to, &opts, &mut out),
         };
         let pid = child.id();
         let child_stdout = Tee { inner: child.stdout.take().expect("stdout is piped"), copy: tee };

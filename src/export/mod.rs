@@ -498,7 +498,7 @@ impl Report {
 /// A wait of `d` ± 50%, from a generator seeded by the clock and the process (no crate for it).
 fn jitter(d: Duration) -> Duration {
     use std::cell::Cell;
-    thread_local!(static STATE: Cell<u64> = Cell::new(0));
+    thread_local!(static STATE: Cell<u64> = const { Cell::new(0) });
     let r = STATE.with(|s| {
         let mut x = s.get();
         if x == 0 {

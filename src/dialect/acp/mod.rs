@@ -139,6 +139,15 @@ impl Protocol {
     }
 }
 
+/// A JSON-RPC 2.0 message is no other dialect's line.
+pub fn sniff(line: &serde_json::Map<String, serde_json::Value>) -> crate::codec::Sniff {
+    if line.get("jsonrpc").and_then(serde_json::Value::as_str) == Some("2.0") {
+        crate::codec::Sniff::Yes
+    } else {
+        crate::codec::Sniff::No
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::schema::{StopReason, ToolKind};
@@ -174,14 +183,5 @@ mod tests {
         }
         let codex = crate::contract::contract("codex");
         assert_eq!(p.tool_kind(Some(codex), "file_change"), ToolKind::Edit);
-    }
-}
-
-/// A JSON-RPC 2.0 message is no other dialect's line.
-pub fn sniff(line: &serde_json::Map<String, serde_json::Value>) -> crate::codec::Sniff {
-    if line.get("jsonrpc").and_then(serde_json::Value::as_str) == Some("2.0") {
-        crate::codec::Sniff::Yes
-    } else {
-        crate::codec::Sniff::No
     }
 }

@@ -7,11 +7,11 @@
 # A crash, a leak of memory past the bounds or a hang fails the target (the input kept in
 # fuzz/artifacts/<target>/); the other targets still run, and the script exits non-zero.
 #
-#   scripts/fuzz.sh [--runs N] [--seconds S] [--minimize] [TARGET...]
+#   scripts/fuzz.sh [--runs N] [--seconds S] [--jobs J] [--minimize] [TARGET...]
 #
 # --runs N: at most N executions a target (the campaign: 1000000, the default); --seconds S: at
-# most S seconds a target (CI: a few); given both, whichever comes first. Without TARGET, every
-# target. --minimize: afterwards, the inputs that raised coverage
+# most S seconds a target (CI: a few); given both, whichever comes first. --jobs J: J targets at
+# a time (default 1; one core each). Without TARGET, every target. --minimize: afterwards, the inputs that raised coverage
 # beyond the seeds, and hold no stretch of a real stream (../shared/real is third-party data),
 # become the committed corpus.
 #
@@ -23,13 +23,15 @@ root="$(pwd)"
 runs=""
 seconds=""
 minimize=""
+jobs=1
 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs="$2"; shift 2 ;;
     --seconds) seconds="$2"; shift 2 ;;
     --minimize) minimize=1; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    --jobs) jobs="$2"; shift 2 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
@@ -58,24 +60,24 @@ if [ ${#targets[@]} -eq 0 ]; then
 fi
 
 mkdir -p fuzz/logs
-failed=()
 table="fuzz/logs/figures.md"
-printf '| target | executions | exec/s | coverage (cov/ft) | corpus (inputs/bytes) | wall time |\n|---|---:|---:|---|---|---:|\n' > "$table"
-for t in "${targets[@]}"; do
+
+# One target: its run, then its row of the table (fuzz/logs/<target>.row); exits non-zero when
+# it failed.
+run_target() {
+  local t="$1" dialect status=0 start wall log="fuzz/logs/$1.log" row="fuzz/logs/$1.row"
   mkdir -p "fuzz/corpus/$t" "fuzz/found/$t" "fuzz/seeds/$t" "fuzz/artifacts/$t"
   case "$t" in
     decode_*|pipeline_*) dialect="${t#*_}"; dialect="${dialect//_/-}" ;;
     acp_server) dialect=acp ;;
     *) dialect="" ;;
   esac
-  args=(-rss_limit_mb=2048 -malloc_limit_mb=256 -timeout=10 -max_len=262144 -print_final_stats=1
+  local args=(-rss_limit_mb=2048 -malloc_limit_mb=256 -timeout=10 -max_len=262144 -print_final_stats=1
         "-artifact_prefix=fuzz/artifacts/$t/")
   [ -n "$dialect" ] && args+=("-dict=fuzz/dict/$dialect.dict")
   [ -n "$seconds" ] && args+=("-max_total_time=$seconds")
   [ -n "$runs" ] && args+=("-runs=$runs")
-  log="fuzz/logs/$t.log"
   start=$(date +%s)
-  status=0
   # The binary itself (cargo fuzz run would build again): new inputs go to the first folder,
   # fuzz/found/ (outside git), so that a run leaves the committed corpus as it was.
   nice -n 19 "fuzz/target/x86_64-unknown-linux-gnu/release/$t" "${args[@]}" \
@@ -84,11 +86,10 @@ for t in "${targets[@]}"; do
   if [ "$status" -ne 0 ]; then
     tail -n 40 "$log" >&2
     echo "fuzz.sh: $t failed (exit $status); the input is in fuzz/artifacts/$t/, the log in $log" >&2
-    failed+=("$t")
-    printf '| %s | FAILED (exit %s) | | | | %dm%02ds |\n' "$t" "$status" $((wall / 60)) $((wall % 60)) >> "$table"
-    continue
+    printf '| %s | FAILED (exit %s) | | | | %dm%02ds |\n' "$t" "$status" $((wall / 60)) $((wall % 60)) > "$row"
+    return 1
   fi
-  python3 - "$t" "$log" "$wall" >> "$table" <<'EOF'
+  python3 - "$t" "$log" "$wall" > "$row" <<'PY'
 import re, sys
 t, log, wall = sys.argv[1], open(sys.argv[2], errors="replace").read(), int(sys.argv[3])
 stat = dict(re.findall(r"^stat::(\w+):\s*(\d+)", log, re.M))
@@ -97,8 +98,29 @@ cov = re.search(r"cov: (\d+) ft: (\d+)", last)
 corp = re.search(r"corp: (\d+)/(\S+)", last)
 print(f"| {t} | {int(stat['number_of_executed_units']):,} | {int(stat['average_exec_per_sec']):,} "
       f"| {cov.group(1)}/{cov.group(2)} | {corp.group(1)}/{corp.group(2)} | {wall // 60}m{wall % 60:02d}s |")
-EOF
-  tail -n 1 "$table" >&2
+PY
+  cat "$row" >&2
+}
+
+# The targets, `jobs` at a time; the table in the targets' order.
+failed=()
+pids=()
+names=()
+for t in "${targets[@]}"; do
+  rm -f "fuzz/logs/$t.row"
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do
+    wait -n || true
+  done
+  run_target "$t" &
+  pids+=($!)
+  names+=("$t")
+done
+for i in "${!pids[@]}"; do
+  wait "${pids[$i]}" || failed+=("${names[$i]}")
+done
+printf '| target | executions | exec/s | coverage (cov/ft) | corpus (inputs/bytes) | wall time |\n|---|---:|---:|---|---|---:|\n' > "$table"
+for t in "${targets[@]}"; do
+  cat "fuzz/logs/$t.row" >> "$table"
 done
 
 if [ -n "$minimize" ]; then

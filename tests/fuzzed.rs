@@ -296,3 +296,19 @@ fn a_wuu_session_configured_lacking_a_required_member_gets_it() {
     assert_eq!(first["protocol_version"], "wuu-app-server/v0.1", "{out}");
     assert_eq!(first["max_parallel"], 3, "the source's own kept: {out}");
 }
+
+#[test]
+fn a_codex_mcp_call_with_null_arguments_is_a_call_without_arguments() {
+    // A codex mcp_tool_call item whose `arguments` is null (a serde_json::Value in codex's own
+    // types) went into canonical as `"arguments":null`, which canonical's contract refused; to
+    // codex it came back as `{"raw":"null"}`. null is no arguments, as absent is.
+    let stream = concat!(
+        "{\"type\":\"thread.started\",\"thread_id\":\"t\"}\n",
+        "{\"type\":\"turn.started\"}\n",
+        "{\"type\":\"item.completed\",\"item\":{\"id\":\"item_0\",\"type\":\"mcp_tool_call\",\"server\":\"docs\",\"tool\":\"search\",\"arguments\":null,\"error\":null,\"status\":\"in_progress\"}}\n",
+    );
+    translates_soundly(stream, Dialect::Codex);
+    let (out, _, _) = translate_bytes(stream.as_bytes(), &Options::new(Some(Dialect::Codex), Dialect::Canonical));
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.lines().any(|l| l.starts_with("{\"v\":1,\"type\":\"tool_call\"") && l.contains("\"arguments\":{}")), "{out}");
+}

@@ -112,7 +112,8 @@ fn call_of(kind: &str, item: &Map<String, Value>) -> Option<(String, Value)> {
         "file_change" => ("file_change".into(), pick(&["changes"])),
         "mcp_tool_call" => {
             let tool = text(item, "tool").unwrap_or_default();
-            let args = item.get("arguments").cloned().unwrap_or(Value::Object(Map::new()));
+            // `null` (a serde_json::Value in codex's own types) is no arguments, as absent is.
+            let args = item.get("arguments").filter(|a| !a.is_null()).cloned().unwrap_or(Value::Object(Map::new()));
             (tool, args)
         }
         "web_search" => ("web_search".into(), pick(&["query", "action"])),

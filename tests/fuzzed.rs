@@ -295,6 +295,10 @@ fn a_wuu_session_configured_lacking_a_required_member_gets_it() {
     let first: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
     assert_eq!(first["protocol_version"], "wuu-app-server/v0.1", "{out}");
     assert_eq!(first["max_parallel"], 3, "the source's own kept: {out}");
+    // A null member is as missing (the campaign's `streams` found it after the fix above).
+    let null = stream.replace("\"permissions\":{}", "\"permissions\":null");
+    let out = to_itself(&null, Dialect::Wuu);
+    assert!(out.lines().next().unwrap().contains("\"permissions\":{}"), "{out}");
 }
 
 #[test]

@@ -567,7 +567,8 @@ impl Encode for Encoder {
                     ("protocol_version", "session_configured.protocol_version", s(PROTOCOL_VERSION)),
                 ];
                 for (k, said, value) in required {
-                    if !rec.extra.contains_key(k) {
+                    // Absent, or null (which is not written back): missing.
+                    if rec.extra.get(k).is_none_or(|v| v.is_null()) {
                         sink.report.synthesized(said);
                         fields.push((k, value));
                     }

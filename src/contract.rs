@@ -1640,7 +1640,10 @@ impl Contract {
                     format!("`{field}` is the sum of `{of_kind}.{of_field}`")
                 }
                 Rule::TerminalSums { field, of_kind, of_field, when_zero } => {
-                    format!("`{field}` is the sum of `{of_kind}.{of_field}`, or where that is 0 of `{}`", when_zero.join("` + `"))
+                    format!(
+                        "`{field}` is the sum of `{of_kind}.{of_field}`, or where that is 0 of `{}`",
+                        when_zero.join("` + `")
+                    )
                 }
                 Rule::First { kind, generation: None } => format!("the first line is `{kind}`"),
                 Rule::First { kind, generation: Some(g) } => {

@@ -272,7 +272,9 @@ impl Check {
                         }
                     }
                     is_terminal && {
-                        let want = crate::contract::sum_or_else(self.sums[i], when_zero, |p| at.get(p).and_then(|v| v.as_u64()));
+                        let want = crate::contract::sum_or_else(self.sums[i], when_zero, |p| {
+                            at.get(p).and_then(|v| v.as_u64())
+                        });
                         at.get(field).and_then(|v| v.as_u64()) != Some(want)
                     }
                 }

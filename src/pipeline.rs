@@ -625,7 +625,9 @@ impl<'o, W: Write> Run<'o, W> {
                 // without the member naming its kind (carried through canonical, its name
                 // lost) is no line of that dialect: not written, and counted.
                 let field = &self.opts.to.contract().type_field;
-                if rec.origin == self.opts.to && copy.is_none() && !line.get(field.as_str()).is_some_and(Value::is_string)
+                if rec.origin == self.opts.to
+                    && copy.is_none()
+                    && !line.get(field.as_str()).is_some_and(Value::is_string)
                 {
                     sink.report.dropped_kind(rec.event.kind());
                     fate = fate.max(Some(Fate::Dropped));

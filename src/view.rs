@@ -291,10 +291,9 @@ impl Encode for Viewer {
                     None => parts.push(ctx.source.map_or("run", |d| d.name()).to_string()),
                     Some((id, model)) => {
                         // A later session record: only what it adds.
-                        if (s.model.is_none() || s.model == *model)
-                            && (s.id.is_none() || s.id == *id) {
-                                return Fate::Written;
-                            }
+                        if (s.model.is_none() || s.model == *model) && (s.id.is_none() || s.id == *id) {
+                            return Fate::Written;
+                        }
                     }
                 }
                 let (old_id, old_model) = self.session_shown.clone().unwrap_or_default();

@@ -147,7 +147,10 @@ fn localcode_totals_that_sum_to_zero_are_prompt_plus_completion() {
     assert_eq!(result["tokens"]["total"], 5, "{out}");
     // And the contract still refuses a total that is neither.
     let wrong = out.replace("\"total\": 5", "\"total\": 7");
-    assert!(check_stream(Dialect::Localcode.contract(), &wrong).iter().any(|(_, p)| p.contains("tokens.total")), "{wrong}");
+    assert!(
+        check_stream(Dialect::Localcode.contract(), &wrong).iter().any(|(_, p)| p.contains("tokens.total")),
+        "{wrong}"
+    );
 }
 
 #[test]
@@ -179,7 +182,11 @@ fn a_base_context_message_event_of_an_unlisted_type_is_dropped_and_counted() {
         let problems = check_stream(Dialect::BaseContext.contract(), &out);
         assert!(problems.iter().all(|(_, p)| p.starts_with("warning: ")), "deltas {deltas}: {problems:?}\n{out}");
         assert!(!out.contains("tXoolcall_delta"), "{out}");
-        assert!(summary.report.dropped_kinds.get("extension").is_some_and(|n| *n >= 1), "counted: {:?}", summary.report);
+        assert!(
+            summary.report.dropped_kinds.get("extension").is_some_and(|n| *n >= 1),
+            "counted: {:?}",
+            summary.report
+        );
     }
 }
 
@@ -233,8 +240,10 @@ fn a_base_context_stop_reason_the_spec_does_not_list_is_not_written_back() {
 fn a_line_carried_through_canonical_without_its_kind_is_not_written_as_a_line_of_its_dialect() {
     // A canonical extension of localcode whose line lost its `type`: the localcode writer put
     // the line out as read, a localcode line without `type`.
-    let stream = "{\"v\":1,\"type\":\"extension\",\"dialect\":\"localcode\",\"line\":{\"2ype\":\"heartbeat\",\"seq\":\"1\"}}\n";
-    let (out, summary, _) = translate_bytes(stream.as_bytes(), &Options::new(Some(Dialect::Canonical), Dialect::Localcode));
+    let stream =
+        "{\"v\":1,\"type\":\"extension\",\"dialect\":\"localcode\",\"line\":{\"2ype\":\"heartbeat\",\"seq\":\"1\"}}\n";
+    let (out, summary, _) =
+        translate_bytes(stream.as_bytes(), &Options::new(Some(Dialect::Canonical), Dialect::Localcode));
     let out = String::from_utf8(out).unwrap();
     assert!(check_stream(Dialect::Localcode.contract(), &out).is_empty(), "{out}");
     assert!(!out.contains("2ype"), "{out}");
@@ -279,9 +288,13 @@ fn a_compaction_reason_base_context_does_not_list_is_not_written() {
         "{\"type\":\"session\",\"version\":3,\"id\":\"f\",\"timestamp\":\"2023-11-14T22:13:20.000Z\",\"cwd\":\"\"}\n",
         "{\"type\":\"compaction_start\",\"reason\":\"text 0\"}\n",
     );
-    let (out, summary, _) = translate_bytes(stream.as_bytes(), &Options::new(Some(Dialect::BaseContext), Dialect::BaseContext));
+    let (out, summary, _) =
+        translate_bytes(stream.as_bytes(), &Options::new(Some(Dialect::BaseContext), Dialect::BaseContext));
     let out = String::from_utf8(out).unwrap();
-    assert!(check_stream(Dialect::BaseContext.contract(), &out).iter().all(|(_, p)| p.starts_with("warning: ")), "{out}");
+    assert!(
+        check_stream(Dialect::BaseContext.contract(), &out).iter().all(|(_, p)| p.starts_with("warning: ")),
+        "{out}"
+    );
     assert!(out.contains("{\"type\":\"compaction_start\",\"reason\":\"threshold\"}"), "{out}");
     assert_eq!(summary.report.dropped_fields.get("compaction_start.reason"), Some(&1), "{:?}", summary.report);
 }
@@ -314,5 +327,8 @@ fn a_codex_mcp_call_with_null_arguments_is_a_call_without_arguments() {
     translates_soundly(stream, Dialect::Codex);
     let (out, _, _) = translate_bytes(stream.as_bytes(), &Options::new(Some(Dialect::Codex), Dialect::Canonical));
     let out = String::from_utf8(out).unwrap();
-    assert!(out.lines().any(|l| l.starts_with("{\"v\":1,\"type\":\"tool_call\"") && l.contains("\"arguments\":{}")), "{out}");
+    assert!(
+        out.lines().any(|l| l.starts_with("{\"v\":1,\"type\":\"tool_call\"") && l.contains("\"arguments\":{}")),
+        "{out}"
+    );
 }

@@ -549,7 +549,8 @@ impl Encode for Encoder {
         let extra = Some(&rec.extra);
         // A wuu thread line (thread_started, _resumed, _forked) whose `thread_id` was missing:
         // written back as the thread line it is, its id made (wuu.md requires one).
-        let thread_line = own && rec.extra.get("type").is_some_and(|t| t.as_str().is_some_and(|t| t.starts_with("thread_")));
+        let thread_line =
+            own && rec.extra.get("type").is_some_and(|t| t.as_str().is_some_and(|t| t.starts_with("thread_")));
         match &rec.event {
             Event::Session(x) if own && x.id.is_none() && !thread_line && !self.configured => {
                 self.configured = true;

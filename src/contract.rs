@@ -658,6 +658,22 @@ impl Contract {
         FieldsOf { common: &self.common, kind: self.kind(kind).map(|k| &k.fields) }
     }
 
+    /// Whether `word` may stand at `path` of a `kind` line, as far as the spec lists values
+    /// there: it is among every list that names the place (a field's `values`, a `values` rule
+    /// whether or not it holds for every line of the kind); true where none does. What a
+    /// decoder asks of a word it would keep for its own writer to give back.
+    pub fn allows(&self, kind: &str, path: &str, word: &str) -> bool {
+        let listed = |values: &[Value]| values.iter().any(|v| v.as_str() == Some(word));
+        let field = self.kind(kind).and_then(|k| k.fields.get(path)).or_else(|| self.common.get(path));
+        field.and_then(|f| f.values.as_deref()).is_none_or(listed)
+            && self.rules.iter().all(|r| match &r.rule {
+                Rule::Values { kinds, path: p, values, .. } if p == path && kinds.iter().any(|k| k == kind) => {
+                    listed(values)
+                }
+                _ => true,
+            })
+    }
+
     /// The values the spec lists for `path` of `kind` lines (a field's `values`, or a `values`
     /// rule that holds for every line of the kind), where it lists them.
     pub fn listed_values(&self, kind: &str, path: &str) -> Option<&[Value]> {

@@ -335,16 +335,8 @@ impl Decoder {
             // aborted) goes with its usage, which ends the message, for a base-context target to
             // write back.
             // A stop base-context.md does not list is not kept: the writer's stop stands.
-            let listed = |s: &str| {
-                crate::Dialect::BaseContext.contract().rules.iter().all(|r| match &r.rule {
-                    crate::contract::Rule::Values { kinds, path, values, .. }
-                        if path == "message.stopReason" && kinds.iter().any(|k| k == "message_end") =>
-                    {
-                        values.iter().any(|v| v.as_str() == Some(s))
-                    }
-                    _ => true,
-                })
-            };
+            let listed =
+                |s: &str| crate::Dialect::BaseContext.contract().allows("message_end", "message.stopReason", s);
             if let Some(s) = stop.as_deref().filter(|s| !matches!(*s, "stop" | "toolUse" | "error") && listed(s)) {
                 extra.push((Cow::Borrowed("stopReason"), Member::value(Value::from(s))));
                 if let Some(e) = &error {

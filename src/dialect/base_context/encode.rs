@@ -644,10 +644,7 @@ impl Encoder {
         // not), and "threshold", automatic compaction's own reason, when neither does.
         // A reason the spec does not list (another agent's word, a broken line) is not one
         // base-context's reader takes: it is left out, and counted.
-        let listed = |r: &String| {
-            let c = Dialect::BaseContext.contract();
-            c.listed_values(kind, "reason").is_none_or(|values| values.iter().any(|v| v.as_str() == Some(r.as_str())))
-        };
+        let listed = |r: &String| Dialect::BaseContext.contract().allows(kind, "reason", r);
         let reason = match reason.clone().filter(|r| !listed(r)) {
             Some(_) => {
                 sink.report.dropped_field(kind, "reason");

@@ -121,10 +121,7 @@ impl Decoder {
         // `timeout`, `interrupted`) is kept, so that localcode gets it back; one the contract
         // does not list (none at all, a word of no generation) is not: the encoder writes the
         // outcome's word.
-        let listed = self
-            .contract
-            .listed_values("result", "status")
-            .is_some_and(|values| values.iter().any(|v| v.as_str() == Some(status.as_str())));
+        let listed = self.contract.allows("result", "status", &status);
         if listed && status != self.contract.outcome_str(outcome, "status").unwrap_or("incomplete") {
             m.insert("status", Value::String(status));
         }

@@ -231,6 +231,21 @@ impl Encoder {
         }
     }
 
+    /// [`Encoder::ensure_session`]'s state for a wuu run, nothing written ([`Encode::observe`]).
+    fn note_session(&mut self) {
+        self.configured = true;
+        self.thread_id.get_or_insert_with(String::new);
+    }
+
+    /// [`Encoder::ensure_turn`]'s state for a wuu run: the turn it would have opened, unwritten.
+    fn note_turn(&mut self) {
+        self.note_session();
+        if self.turn_id.is_none() {
+            self.turns += 1;
+            self.turn_id = Some(format!("turn-{}", self.turns));
+        }
+    }
+
     fn finish_message(&mut self, sink: &mut Sink<'_>) {
         if std::mem::take(&mut self.unfinished_message) {
             sink.report.synthesized("agent_message_final");
@@ -538,6 +553,99 @@ impl Encode for Encoder {
             call_arguments: false,
             call_output: false,
             ..crate::codec::Hints::default()
+        }
+    }
+
+    /// A wuu line copied as read: the state its encoding would have left, set without writing
+    /// anything (the default encodes into a buffer thrown away: #53). What `encode` would set
+    /// for a wuu record of a wuu run, arm by arm; the lines it would make up for such a run
+    /// (a `turn_started` before a turn's first event) are not written, as they were not before.
+    /// Another dialect's record, a run that began with one, a message of another dialect still
+    /// open, a refusal and the terminal (once a run) are observed by encoding. tests/observe.rs
+    /// holds this to the encoding one on every wuu stream we have, cut at every line.
+    fn observe(&mut self, rec: &Record, ctx: &Context, line: &str, sink: &mut Sink<'_>) {
+        let _ = line;
+        if !ctx.native || self.from_wuu == Some(false) || self.unfinished_message {
+            return self.observe_by_encoding(rec, ctx, sink);
+        }
+        self.from_wuu = Some(true);
+        self.own_twins = true;
+        match &rec.event {
+            Event::Session(x) => {
+                let thread_line =
+                    rec.extra.get("type").is_some_and(|t| t.as_str().is_some_and(|t| t.starts_with("thread_")));
+                if x.id.is_some() || thread_line {
+                    self.configured = true;
+                    self.thread_id = Some(match &x.id {
+                        Some(id) => id.clone(),
+                        None => format!("thread-{}", ctx.input_digest.get(..16).unwrap_or("0000000000000000")),
+                    });
+                } else if !self.configured {
+                    self.configured = true;
+                } else {
+                    self.note_session();
+                }
+            }
+            Event::TurnStart { id } => {
+                self.note_session();
+                if self.turn_id.is_some() {
+                    self.last_turn_id = self.turn_id.take();
+                }
+                self.turns += 1;
+                self.turn_id = Some(id.clone().unwrap_or_else(|| format!("turn-{}", self.turns)));
+            }
+            Event::TurnEnd { .. } => {
+                self.note_turn();
+                self.last_turn_id = self.turn_id.take();
+            }
+            Event::TextStart => self.message.clear(),
+            Event::TextReplace { .. } | Event::TextEnd { text: Some(_) } => {
+                self.note_turn();
+                self.message.clear();
+            }
+            Event::ToolCall(c) => {
+                self.note_turn();
+                if c.name == "bash" {
+                    make_room(&mut self.bash, c.id.as_deref().unwrap_or_default());
+                    self.bash.insert(c.id.clone().unwrap_or_default().into(), Command::default());
+                }
+            }
+            Event::ToolOutput { id: Some(id), text, accumulated } => {
+                self.note_turn();
+                let sent = self.streamed.get(id.as_str()).copied().unwrap_or(Some(0));
+                make_room(&mut self.streamed, id.as_str());
+                let now = if *accumulated {
+                    Some(text.after_decoded(sent.unwrap_or(0)).0)
+                } else {
+                    sent.zip((!text.is_escaped()).then(|| text.as_read_len())).map(|(a, b)| a + b)
+                };
+                self.streamed.insert(id.to_string(), now);
+            }
+            Event::ToolResult(r) => {
+                self.note_turn();
+                let id = r.id.as_deref().unwrap_or_default();
+                let name = r.name.as_deref().or(ctx.call.name.as_deref()).unwrap_or_default();
+                if !ctx.matched && name == "bash" {
+                    // Started (and so noted) and ended by the same record.
+                    make_room(&mut self.bash, id);
+                }
+                self.streamed.shift_remove(id);
+                self.bash.shift_remove(id);
+            }
+            Event::ToolWithdrawn { id: Some(id) } => {
+                self.note_turn();
+                self.streamed.shift_remove(id.as_str());
+                self.bash.shift_remove(id.as_str());
+            }
+            Event::Usage(u) if !u.final_ => self.note_turn(),
+            Event::Error { fatal: false, .. } | Event::Subagent { .. } => self.note_session(),
+            Event::Diagnostics { kind, .. } if kind == "provider_state" || kind == "request_context" => {
+                self.note_session()
+            }
+            Event::Error { message, .. } => self.pending_error = Some(message.clone()),
+            Event::TextDelta { .. } | Event::FileChange { .. } | Event::Todo { .. } => self.note_turn(),
+            Event::PermissionDenied(_) | Event::Terminal(_) => self.observe_by_encoding(rec, ctx, sink),
+            _ => {}
         }
     }
 

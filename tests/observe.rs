@@ -106,3 +106,8 @@ fn adal_observes_as_encoding_would() {
 fn wuu_observes_as_encoding_would() {
     holds(Dialect::Wuu);
 }
+
+#[test]
+fn gemini_observes_as_encoding_would() {
+    holds(Dialect::Gemini);
+}

@@ -177,6 +177,30 @@ impl Encoder {
         );
     }
 
+    /// [`Encoder::chunk`]'s state, nothing written ([`Encode::observe`]).
+    fn note_chunk(&mut self, text: &str, said: Option<String>) {
+        self.answer.push_str(text);
+        self.time(said);
+    }
+
+    /// [`Encoder::tool_use`]'s state for a gemini call, nothing written: the call open under
+    /// its `tool_id` (made as `tool_use` makes it where the source gave none), and counted.
+    fn note_tool_use(&mut self, call: &ToolCall, said: Option<String>) {
+        let name = call.name.as_str();
+        let tool_id = match call.id.as_deref() {
+            Some(id) if !call.id_made => id.to_string(),
+            _ => {
+                self.made += 1;
+                format!("{name}__{name}_{}", self.made - 1)
+            }
+        };
+        let key = call.id.as_deref().unwrap_or_default();
+        make_room(&mut self.open, key);
+        self.open.insert(key.to_string(), Open { tool_id, name: name.to_string() });
+        self.calls += 1;
+        self.time(said);
+    }
+
     /// A call's `tool_use`, its `tool_id` made as Gemini makes one (core/core/turn.ts:480-482):
     /// `<tool_name>__<the source's id>` unless the id starts so already, and where the source
     /// gave none, `<tool_name>__<tool_name>_<n>`, `n` from 0 per run.
@@ -403,6 +427,79 @@ impl Encoder {
 impl Encode for Encoder {
     fn hints(&self) -> Hints {
         Hints { matches_calls_by_id: true, call_arguments: false, ..Hints::default() }
+    }
+
+    /// A gemini line copied as read: the state its encoding would have left, set without
+    /// building or writing the line (the default encodes into a buffer thrown away: #53). What
+    /// `encode` sets for a gemini record, arm by arm: the run started, the last time written,
+    /// the calls open and failed, the ids made, the calls counted, the answer so far, usage by
+    /// model, a fatal error. Another dialect's record, a refusal and the terminal (once a run)
+    /// are observed by encoding. tests/observe.rs holds this to the encoding one.
+    fn observe(&mut self, rec: &Record, ctx: &Context, line: &str, sink: &mut Sink<'_>) {
+        let _ = line;
+        if !ctx.native || rec.origin != Dialect::Gemini || self.done {
+            return self.observe_by_encoding(rec, ctx, sink);
+        }
+        let said = said_time(rec);
+        match &rec.event {
+            Event::Session(_) if self.started => return,
+            Event::Extension { .. } | Event::Repeat => return,
+            Event::PermissionDenied(_) | Event::Terminal(_) => return self.observe_by_encoding(rec, ctx, sink),
+            _ => {}
+        }
+        if !std::mem::replace(&mut self.started, true) {
+            self.time(said.clone());
+        }
+        match &rec.event {
+            Event::Prompt { .. } | Event::Notice { .. } | Event::Error { fatal: false, .. } => {
+                self.time(said);
+            }
+            Event::TextDelta { text, .. } if !text.is_empty() => self.note_chunk(text, said),
+            Event::TextReplace { text } | Event::TextEnd { text: Some(text) } => {
+                if let Some(rest) = ctx.extends.and_then(|n| text.get(n..)).filter(|rest| !rest.is_empty()) {
+                    self.note_chunk(rest, said);
+                }
+            }
+            Event::ToolCall(c) => self.note_tool_use(c, said),
+            Event::ToolResult(r) => {
+                let key = r.id.as_deref().unwrap_or_default();
+                if self.open.shift_remove(key).is_none() {
+                    let name = r.name.as_deref().or(ctx.call.name.as_deref()).unwrap_or("unknown");
+                    let call = ToolCall {
+                        id: Some(key.into()),
+                        index: None,
+                        name: name.into(),
+                        arguments: r.arguments.clone(),
+                        id_made: false,
+                    };
+                    self.note_tool_use(&call, said.clone());
+                    self.open.shift_remove(key);
+                }
+                if r.status != ToolStatus::Completed {
+                    make_room(&mut self.failed, key);
+                    self.failed.insert(key.to_string(), said_error_type(rec).as_deref() == Some(REFUSED));
+                }
+                self.answer.clear();
+                self.time(said);
+            }
+            Event::ToolWithdrawn { id: Some(id) } => {
+                if self.open.shift_remove(id.as_str()).is_some() {
+                    self.answer.clear();
+                    self.time(said);
+                }
+            }
+            Event::Usage(u) => {
+                let entry = self.models.entry(u.model.as_deref().unwrap_or_default().to_string()).or_default();
+                *entry = entry.plus(&ctx.delta);
+            }
+            Event::Error { message, fatal: true } => self.fatal = Some(message.clone()),
+            Event::FinalAnswer { text }
+                if !(ctx.answer_streamed || text.is_empty() || self.answer.ends_with(text.as_str())) =>
+            {
+                self.note_chunk(text, said);
+            }
+            _ => {}
+        }
     }
 
     fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {

@@ -15,7 +15,11 @@ use agentgate::report::Fate;
 use agentgate::{translate_bytes, Dialect, Options};
 
 /// The dialect's encoder, observing every copied line by encoding it into a scratch buffer.
-struct ByEncoding(Box<dyn Encode>);
+/// codex's observe has one rule of its own beside encoding (a copied `turn.completed` or
+/// `turn.failed` closes the turn: encoding absorbs it, since another dialect's turn end is not
+/// codex's), which its observe applies, from the line, to a record it is not told is codex's
+/// own: that is codex's reference (its encoder reads nothing else of `native`).
+struct ByEncoding(Box<dyn Encode>, Dialect);
 
 impl Encode for ByEncoding {
     fn encode(&mut self, record: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
@@ -30,7 +34,11 @@ impl Encode for ByEncoding {
         self.0.hints()
     }
 
-    fn observe(&mut self, record: &Record, ctx: &Context, _line: &str, sink: &mut Sink<'_>) {
+    fn observe(&mut self, record: &Record, ctx: &Context, line: &str, sink: &mut Sink<'_>) {
+        if self.1 == Dialect::Codex {
+            let foreign = Context { native: false, ..ctx.clone() };
+            return self.0.observe(record, &foreign, line, sink);
+        }
         self.0.observe_by_encoding(record, ctx, sink);
     }
 }
@@ -43,7 +51,7 @@ fn both(input: &[u8], from: Dialect, to: Dialect) -> (String, String) {
         translate_with(input, &mut out, &opts, encoder, &mut |_| {}).expect("writing to memory");
         String::from_utf8(out).expect("UTF-8")
     };
-    (run(to.encoder(&opts.encode)), run(Box::new(ByEncoding(to.encoder(&opts.encode)))))
+    (run(to.encoder(&opts.encode)), run(Box::new(ByEncoding(to.encoder(&opts.encode), to))))
 }
 
 /// Every stream we have of `dialect`: the fixtures, and the real streams when they are there.
@@ -110,4 +118,9 @@ fn wuu_observes_as_encoding_would() {
 #[test]
 fn gemini_observes_as_encoding_would() {
     holds(Dialect::Gemini);
+}
+
+#[test]
+fn codex_observes_as_encoding_would() {
+    holds(Dialect::Codex);
 }

@@ -317,6 +317,118 @@ impl Encoder {
     }
 }
 
+impl Encoder {
+    /// [`Encode::observe`] of a codex record: what `encode` sets, arm by arm, nothing written.
+    fn note(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) {
+        if self.server.is_empty() {
+            self.server = rec.origin.name().to_string();
+        }
+        match &rec.event {
+            Event::Terminal(_) if self.closed => return,
+            Event::Terminal(_) | Event::PermissionDenied(_) | Event::Todo { .. } => {
+                return self.observe_by_encoding(rec, ctx, sink)
+            }
+            Event::Extension { .. } | Event::Repeat => return,
+            _ => {}
+        }
+        self.started = true;
+        match &rec.event {
+            Event::TextStart => {
+                if let Some(t) = self.text.take() {
+                    self.note_message(t);
+                }
+                self.text = Some(String::new());
+            }
+            Event::TextDelta { text, .. } => {
+                if self.reasoning.take().is_some() {
+                    self.next_item += 1;
+                }
+                self.text.get_or_insert_with(String::new).push_str(text);
+            }
+            Event::TextReplace { text } | Event::TextEnd { text: Some(text) } => {
+                self.text = None;
+                self.note_message(text.clone());
+            }
+            Event::TextEnd { text: None } => {
+                let t = self.text.take().unwrap_or_default();
+                if !t.is_empty() {
+                    self.note_message(t);
+                }
+            }
+            Event::ReasoningStart { .. } => self.reasoning = Some(String::new()),
+            Event::ReasoningDelta { text } => self.reasoning.get_or_insert_with(String::new).push_str(text),
+            Event::ReasoningEnd { text } => {
+                let r = text.clone().or_else(|| self.reasoning.take()).unwrap_or_default();
+                self.reasoning = None;
+                if !r.is_empty() {
+                    self.next_item += 1;
+                }
+            }
+            Event::ToolCall(c) => self.note_call(c.id.as_deref().unwrap_or_default(), &c.name, &c.arguments),
+            Event::ToolOutput { id: Some(id), text, accumulated } => {
+                if let Some(open) = self.calls.get_mut(id.as_str()) {
+                    let t = text.as_str();
+                    if *accumulated {
+                        open.output = t.into_owned();
+                    } else {
+                        open.output.push_str(&t);
+                    }
+                }
+            }
+            Event::ToolResult(r) => {
+                let id = r.id.as_deref().unwrap_or_default();
+                if !self.calls.contains_key(id) {
+                    let name = r.name.clone().or_else(|| ctx.call.name.clone()).unwrap_or_default();
+                    self.note_call(id, &name, &r.arguments);
+                }
+                self.calls.shift_remove(id);
+            }
+            Event::ToolWithdrawn { id: Some(id) } => {
+                self.calls.shift_remove(id.as_str());
+            }
+            Event::Notice { .. } => self.next_item += 1,
+            Event::Error { message, fatal: true } => self.fatal = Some(message.clone()),
+            Event::FinalAnswer { text } if !ctx.answer_streamed && !text.is_empty() => {
+                self.note_flush();
+                self.note_message(text.clone());
+            }
+            Event::TurnEnd { .. } => self.closed = true,
+            Event::TurnStart { .. } => self.closed = false,
+            _ => {}
+        }
+    }
+
+    /// [`Encoder::message`]'s state: an item, and the run's last message.
+    fn note_message(&mut self, text: String) {
+        self.next_item += 1;
+        self.last_message = Some(text);
+    }
+
+    /// [`Encoder::flush`]'s state.
+    fn note_flush(&mut self) {
+        if self.reasoning.take().is_some() {
+            self.next_item += 1;
+        }
+        if let Some(t) = self.text.take() {
+            self.note_message(t);
+        }
+    }
+
+    /// [`Encoder::start_call`]'s state: the call open as the item it would have written.
+    fn note_call(&mut self, id: &str, name: &str, args: &Arguments) {
+        self.note_flush();
+        let kind = match command_of(name, args) {
+            Some(command) => ItemKind::Command { command },
+            None => {
+                ItemKind::Mcp { server: self.server.clone(), tool: name.to_string(), arguments: mcp_arguments(args) }
+            }
+        };
+        let open = OpenItem { item_id: self.item_id(), kind, output: String::new() };
+        make_room(&mut self.calls, id);
+        self.calls.insert(id.to_string(), open);
+    }
+}
+
 impl Encode for Encoder {
     fn hints(&self) -> crate::codec::Hints {
         crate::codec::Hints { matches_calls_by_id: true, call_arguments: false, ..crate::codec::Hints::default() }
@@ -325,7 +437,18 @@ impl Encode for Encoder {
     /// A copied `turn.completed` or `turn.failed` ends the turn: no other is written at the
     /// run's end, unless a copied `turn.started` opens another (a resumed run cut in its second
     /// turn still ends with `turn.failed`).
+    ///
+    /// A codex record (of a codex run, or carried through canonical) sets the state its
+    /// encoding would leave without building or writing its line (encoding into a buffer
+    /// thrown away was a third of codex to codex: #53): the run started, the item counter, the
+    /// text and reasoning streamed, the last message, the calls open with their output, a fatal
+    /// error; its `turn.completed` / `turn.failed` is the `TurnEnd` record the line decodes to.
+    /// A refusal, a todo list and the terminal are still observed by encoding. tests/observe.rs
+    /// holds this to the encoding observe.
     fn observe(&mut self, rec: &Record, ctx: &Context, line: &str, sink: &mut Sink<'_>) {
+        if ctx.native && rec.origin == crate::codec::Dialect::Codex {
+            return self.note(rec, ctx, sink);
+        }
         if let Ok(Ok(m)) = crate::json::object::Object::parse(line) {
             match m.get_str("type").as_deref() {
                 Some("turn.completed" | "turn.failed") => self.closed = true,

@@ -483,7 +483,8 @@ impl Encode for Encoder {
                 self.time(said);
             }
             Event::ToolWithdrawn { id: Some(id) } => {
-                if self.open.shift_remove(id.as_str()).is_some() {
+                let open = self.open.shift_remove(id.as_str());
+                if open.is_some() {
                     self.answer.clear();
                     self.time(said);
                 }

@@ -315,6 +315,24 @@ fn a_wuu_session_configured_lacking_a_required_member_gets_it() {
 }
 
 #[test]
+fn a_wuu_session_configured_whose_required_member_has_the_wrong_type_gets_it_and_says_so() {
+    // wuu.md: max_parallel is an integer. A session_configured whose max_parallel was a string
+    // (the campaign's pipeline_wuu) was written anew without it: the string is refused where
+    // the line is written, and nothing put the member back or said the source's was lost.
+    let stream = "{\"effort\":\"\",\"max_parallel\":\"four\",\"model\":\"m\",\"permissions\":[1],\"protocol_version\":\"wuu-app-server/v0.1\",\"provider\":\"p\",\"type\":\"session_configured\",\"workspace_root\":\"/w\"}\n";
+    let out = to_itself(stream, Dialect::Wuu);
+    let first: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(first["max_parallel"], 1, "the placeholder: {out}");
+    // wuu.md names permissions without a type (mappings/wuu.json: any): a list stays.
+    assert_eq!(first["permissions"], serde_json::json!([1]), "the source's own kept: {out}");
+    assert_eq!(first["protocol_version"], "wuu-app-server/v0.1", "the source's own kept: {out}");
+    let (_, summary, _) = translate_bytes(stream.as_bytes(), &Options::new(Some(Dialect::Wuu), Dialect::Wuu));
+    let report = format!("{:?}", summary.report);
+    assert!(report.matches("session_configured.max_parallel").count() >= 2, "dropped and synthesized: {report}");
+    assert!(!report.contains("permissions"), "{report}");
+}
+
+#[test]
 fn a_codex_mcp_call_with_null_arguments_is_a_call_without_arguments() {
     // A codex mcp_tool_call item whose `arguments` is null (a serde_json::Value in codex's own
     // types) went into canonical as `"arguments":null`, which canonical's contract refused; to

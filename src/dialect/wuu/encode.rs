@@ -675,11 +675,20 @@ impl Encode for Encoder {
                     ("permissions", "session_configured.permissions", v(Value::Object(serde_json::Map::new()))),
                     ("protocol_version", "session_configured.protocol_version", s(PROTOCOL_VERSION)),
                 ];
+                let may = self.contract.fields_of("session_configured");
+                let stated = rec.extra.members();
                 for (k, said, value) in required {
-                    // Absent, or null (which is not written back): missing.
-                    if rec.extra.get(k).is_none_or(|v| v.is_null()) {
-                        sink.report.synthesized(said);
-                        fields.push((k, value));
+                    // Absent, null, or of a type the contract refuses there (none of them is
+                    // written back: see `build_line`): missing. A refused value is said dropped.
+                    match stated.iter().find(|(key, _)| key == k).map(|(_, v)| v) {
+                        Some(v) if !v.is_null() && may.accepts(k, v) => {}
+                        stated => {
+                            if stated.is_some_and(|v| !v.is_null()) {
+                                sink.report.dropped_field("session_configured", k);
+                            }
+                            sink.report.synthesized(said);
+                            fields.push((k, value));
+                        }
                     }
                 }
                 self.emit(sink, "session_configured", fields, extra);

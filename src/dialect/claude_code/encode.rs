@@ -390,17 +390,11 @@ impl Encode for Encoder {
         crate::codec::Hints { matches_calls_by_id: true, call_arguments: false, ..crate::codec::Hints::default() }
     }
 
-    /// A copied `result` line is the run's result: none is written at its end. A Claude line
-    /// (`ctx.native`) says so itself: its decoder folds `result` lines into the run's end and
-    /// keeps each as the line it was (an extension), whose encoding sets `done`; only another
-    /// dialect's record needs the line read again to tell (tests/claude_code.rs's
-    /// `claude_code_to_claude_code_is_the_same_stream` fails when the extension does not).
+    /// A copied `result` line is the run's result: none is written at its end.
     fn observe(&mut self, rec: &Record, ctx: &Context, line: &str, sink: &mut Sink<'_>) {
-        if !ctx.native {
-            if let Ok(Ok(m)) = crate::json::object::Object::parse(line) {
-                if m.get_str("type").as_deref() == Some("result") {
-                    self.done = true;
-                }
+        if let Ok(Ok(m)) = crate::json::object::Object::parse(line) {
+            if m.get_str("type").as_deref() == Some("result") {
+                self.done = true;
             }
         }
         self.observe_by_encoding(rec, ctx, sink);

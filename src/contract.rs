@@ -1024,10 +1024,13 @@ fn raw_within(text: &str, max: usize) -> bool {
     inner.len() <= max || crate::json::text::char_start(inner, max, true).is_err()
 }
 
-/// Whether raw JSON text is surely an integer (short enough for an i64).
+/// Whether raw JSON text is surely an integer (short enough for an i64). `-0` is not: serde_json
+/// (and so a Rust reader's integer field) reads it as the float -0.0, as [`check_value`] does.
 #[inline]
 fn raw_fits_integer(text: &str) -> bool {
-    text.len() < 19 && text.bytes().enumerate().all(|(i, b)| b.is_ascii_digit() || (i == 0 && b == b'-'))
+    text.len() < 19
+        && !text.starts_with("-0")
+        && text.bytes().enumerate().all(|(i, b)| b.is_ascii_digit() || (i == 0 && b == b'-'))
 }
 
 fn check_value(field: &Field, v: &Value) -> Result<(), String> {

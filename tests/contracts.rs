@@ -111,3 +111,25 @@ fn the_checker_holds_terminal_codes_approval_order_and_settling() {
     assert!(p.iter().any(|x| x.contains("\"auto_retry_start\" after the last \"agent_end\" that never came")), "{p:?}");
     assert!(problems("base-context", &retry).is_empty());
 }
+
+proptest::proptest! {
+    /// The checker's quick look at a number as written (a decoder's line, its members raw
+    /// text) and its look at the number as read (a parsed line, as `validate` checks) agree: `-0`, which serde_json reads as a float, was an integer to
+    /// the one and not to the other, and loom to loom wrote a Usage line without its turn.
+    #[test]
+    fn a_number_as_written_and_as_read_is_judged_alike(
+        number in "-?(0|[1-9][0-9]{0,20})(\\.[0-9]{1,2})?([eE][+-]?[0-9]{1,2})?",
+        key in proptest::sample::select(vec!["turn", "input_tokens"]),
+    ) {
+        // loom writes its members in alphabetical order (loom.md), which the line keeps.
+        let (tokens, turn) = if key == "turn" { (String::new(), number.as_str()) } else { (format!("\"{key}\":{number},"), "1") };
+        let line = format!("{{\"final_usage\":true,{tokens}\"kind\":\"Usage\",\"model\":\"m\",\"schema_version\":1,\"turn\":{turn}}}");
+        let loom = contract("loom");
+        // As written: the members as the decoders hold them, raw text not yet parsed.
+        let object = agentgate::json::Object::parse(&line).unwrap().unwrap();
+        let as_written = loom.check_fields("Usage", &object);
+        let value: serde_json::Value = serde_json::from_str(&line).unwrap();
+        let as_read = loom.check_line(&value);
+        proptest::prop_assert_eq!(as_written.is_empty(), as_read.is_empty(), "{} {:?} {:?}", line, as_written, as_read);
+    }
+}

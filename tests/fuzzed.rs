@@ -350,3 +350,20 @@ fn a_codex_mcp_call_with_null_arguments_is_a_call_without_arguments() {
         "{out}"
     );
 }
+
+#[test]
+fn a_loom_turn_written_as_minus_zero_is_not_an_integer() {
+    // loom.md: Usage.turn is an integer. `-0` is one by JSON's grammar, but serde_json (loom is
+    // Rust) reads it as the float -0.0, which a u64 field refuses. The contract's quick look at
+    // the raw text took it for an integer, its look at the value did not: loom to loom wrote
+    // the Usage line back without its required turn (the campaign's pipeline_loom).
+    let stream = "{\"final_usage\":true,\"kind\":\"Usage\",\"model\":\"recorded\",\"schema_version\":1,\"turn\":-0}\n";
+    translates_soundly(stream, Dialect::Loom);
+    let problems = check_stream(Dialect::Loom.contract(), stream);
+    assert!(problems.iter().any(|(_, p)| p.contains("turn")), "the line is not valid loom: {problems:?}");
+    // A count of -0 where any integer will do (wuu's max_parallel) is refused as well.
+    let wuu = "{\"effort\":\"\",\"max_parallel\":-0,\"model\":\"m\",\"permissions\":{},\"protocol_version\":\"wuu-app-server/v0.1\",\"provider\":\"p\",\"type\":\"session_configured\",\"workspace_root\":\"/w\"}\n";
+    let problems = check_stream(Dialect::Wuu.contract(), wuu);
+    assert!(problems.iter().any(|(_, p)| p.contains("max_parallel")), "{problems:?}");
+    translates_soundly(wuu, Dialect::Wuu);
+}

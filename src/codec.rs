@@ -188,6 +188,10 @@ pub struct Decoded {
     /// The source line the records carry (canonical input: a record's `line`), in the line
     /// just decoded; the records say where they stand to it ([`Record::line`]).
     pub carried: Option<Carried>,
+    /// The members of the line the decoder left out, none of its records carrying them (an
+    /// optional member of a type its contract refuses), each as its line's kind and its name:
+    /// counted by the report as dropped.
+    pub dropped: Vec<(String, String)>,
 }
 
 /// The line a canonical record carries for its source dialect: its dialect and its text.
@@ -220,6 +224,7 @@ impl Decoded {
         self.warnings.clear();
         self.folded = false;
         self.carried = None;
+        self.dropped.clear();
     }
 }
 

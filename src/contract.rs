@@ -612,21 +612,21 @@ impl Contract {
 
     /// The optional fields of a `kind` record whose values the contract refuses (a wrong type,
     /// a null where the dialect writes none), taken out: a field the record may lack is read as
-    /// absent rather than the record lost with it. A note for each.
-    pub fn leave_out_refused_optional(&self, kind: &str, obj: &mut Object<'_>) -> Vec<String> {
+    /// absent rather than the record lost with it. Each field's name, with a note.
+    pub fn leave_out_refused_optional(&self, kind: &str, obj: &mut Object<'_>) -> Vec<(String, String)> {
         let Some(spec) = self.kind(kind) else { return Vec::new() };
-        let mut notes = Vec::new();
+        let mut left_out = Vec::new();
         for (name, field) in spec.fields.iter().filter(|(_, f)| !f.required) {
             let mut problems = Vec::new();
             if let Some(m) = obj.get(name) {
                 member_problems(kind, name, field, m, &mut problems);
             }
             if let Some(first) = problems.first() {
-                notes.push(format!("{first}; the field is left out"));
+                left_out.push((name.to_string(), format!("{first}; the field is left out")));
                 obj.remove(name);
             }
         }
-        notes
+        left_out
     }
 
     /// The integer and boolean fields of a `kind` record that are written as a string holding

@@ -433,6 +433,9 @@ impl<'o, W: Write> Run<'o, W> {
         for message in self.decoded.warnings.drain(..) {
             diag(Diagnostic { line: n, message });
         }
+        for (kind, member) in self.decoded.dropped.drain(..) {
+            self.report.dropped_field(&kind, &member);
+        }
         pass
     }
 

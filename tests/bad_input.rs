@@ -731,3 +731,131 @@ fn a_loom_version_written_as_a_string_of_its_digits_is_that_version() {
         assert!(r.messages[0].starts_with("1: loom schema_version \"2\""), "{:?}", r.messages);
     }
 }
+
+/// A value of another type than the contract's for `field` (one no reader takes there), marked
+/// so that it can be found in an output; `None` where any value will do.
+fn refused_value(field: &agentgate::contract::Field) -> Option<serde_json::Value> {
+    use agentgate::contract::FieldType as T;
+    let mark = "§refused§";
+    match field.ty {
+        T::Any => None,
+        T::String | T::StringOrInteger | T::Digits | T::IntString | T::BoolString => {
+            Some(serde_json::json!({ mark: 1 }))
+        }
+        _ => Some(serde_json::json!(mark)),
+    }
+}
+
+#[test]
+fn a_listed_member_of_a_type_its_contract_refuses_reaches_the_output_or_is_counted() {
+    // Never silent loss (DESIGN.md): every member that does not reach the output is counted by
+    // --report. An optional member of a listed kind whose value is of a refused type (loom's
+    // `Usage.input_tokens: "x"`, wuu's `session_configured.effort: 7`) was left out by the
+    // decoder or by the writer of the line written anew, and the report said nothing of it.
+    let (mut failures, mut gaps_seen) = (Vec::new(), Vec::new());
+    for from in Dialect::all().filter(|d| *d != Dialect::Canonical) {
+        let contract = from.contract();
+        let lines = base(from);
+        let mut kinds_seen = Vec::new();
+        for (at, line) in lines.iter().enumerate() {
+            let Ok(serde_json::Value::Object(m)) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+            let Some(kind) = m.get(&contract.type_field).and_then(|k| k.as_str()) else { continue };
+            let Some(spec) = contract.kinds.get(kind) else { continue };
+            // The first line of each kind.
+            if kinds_seen.iter().any(|k| k == kind) {
+                continue;
+            }
+            kinds_seen.push(kind.to_string());
+            for (name, field) in spec.fields.iter().filter(|(_, f)| !f.required) {
+                let Some(value) = refused_value(field) else { continue };
+                // With a member no spec names beside it: a line written anew keeps it too.
+                let mut spoiled = m.clone();
+                spoiled.insert(name.clone(), value);
+                spoiled.insert("§unknown§".into(), serde_json::json!(1));
+                let mut input = lines.clone();
+                input[at] = serde_json::to_string(&spoiled).unwrap();
+                let gap = format!("{from} {kind}.{name}");
+                let mut lost = false;
+                for to in Dialect::all() {
+                    let r = run(&join(&input), from, to);
+                    let report = &r.summary.report;
+                    let counted = report.dropped_fields.keys().any(|k| k.rsplit('.').next() == Some(name.as_str()));
+                    if !(r.out.contains("§refused§") || counted || report.bad > 0) {
+                        lost = true;
+                        if !KNOWN_GAPS.contains(&gap.as_str()) {
+                            failures.push(format!("{from} to {to}: line {} {kind}.{name}: {report}", at + 1));
+                        }
+                    }
+                    let unknown = report.dropped_fields.keys().any(|k| k.ends_with("§unknown§"));
+                    if !(r.out.contains("§unknown§") || unknown || report.bad > 0) {
+                        let gap = format!("{from} {kind} (a member no spec names)");
+                        if !KNOWN_GAPS.contains(&gap.as_str()) {
+                            failures.push(format!("{from} to {to}: line {} {kind}: a member no spec names", at + 1));
+                        }
+                        gaps_seen.push(gap);
+                    }
+                }
+                if lost {
+                    gaps_seen.push(gap);
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} lost unsaid:\n{}", failures.len(), failures.join("\n"));
+    // A gap closed comes off the list.
+    let stale: Vec<_> = KNOWN_GAPS.iter().filter(|g| !gaps_seen.iter().any(|s| s == *g)).collect();
+    assert!(stale.is_empty(), "no longer lost, take off KNOWN_GAPS: {stale:?}");
+}
+
+/// What the test above still finds lost unsaid to some target (open work; the closing note of
+/// the session that wrote it says so), each as `dialect kind.member`, or `dialect kind (a member
+/// no spec names)` for the unknown member beside: the encoders of base-context, claude-code and
+/// gemini write a line of their own dialect anew from the model and write none of its extra
+/// members (nor count them); their decoders read a listed member of a refused type as absent
+/// (claude-code's, to other targets); wuu's `command_*` twin of a `tool_*` line is folded as a
+/// repeat, what it says beyond its twin unread.
+const KNOWN_GAPS: &[&str] = &[
+    "base-context agent_end (a member no spec names)",
+    "base-context agent_end.messages",
+    "base-context message_end (a member no spec names)",
+    "base-context message_end.messageId",
+    "base-context message_start (a member no spec names)",
+    "base-context message_start.messageId",
+    "base-context message_update (a member no spec names)",
+    "base-context message_update.message",
+    "base-context message_update.messageId",
+    "base-context session (a member no spec names)",
+    "base-context session.parentSession",
+    "claude-code assistant (a member no spec names)",
+    "claude-code assistant.parent_tool_use_id",
+    "claude-code assistant.session_id",
+    "claude-code result.permission_denials",
+    "claude-code result.result",
+    "claude-code result.total_cost_usd",
+    "claude-code user (a member no spec names)",
+    "claude-code user.parent_tool_use_id",
+    "claude-code user.session_id",
+    "gemini message (a member no spec names)",
+    "gemini message.delta",
+    "gemini result (a member no spec names)",
+    "gemini result.error",
+    "gemini result.stats",
+    "gemini tool_result (a member no spec names)",
+    "gemini tool_result.error",
+    "gemini tool_result.output",
+    "wuu command_completed (a member no spec names)",
+    "wuu command_completed.arguments",
+    "wuu command_completed.name",
+    "wuu command_completed.thread_id",
+    "wuu command_completed.turn_id",
+    "wuu command_output_delta (a member no spec names)",
+    "wuu command_output_delta.arguments",
+    "wuu command_output_delta.name",
+    "wuu command_output_delta.thread_id",
+    "wuu command_output_delta.turn_id",
+    "wuu command_started (a member no spec names)",
+    "wuu command_started.arguments",
+    "wuu command_started.name",
+    "wuu command_started.thread_id",
+    "wuu command_started.turn_id",
+];

@@ -26,8 +26,9 @@ pub(crate) fn take_type<'a>(line: &mut Object<'a>) -> Result<Cow<'a, str>, LineE
 
 /// A decoder's check of a record against its dialect's contract. An integer or boolean field
 /// written as a string holding one is read as that value (a decoder accepts a count written
-/// either way), and an optional field the contract refuses is left out, each with a warning; a
-/// required field missing or refused makes the line bad (nothing is written from it).
+/// either way), and an optional field the contract refuses is left out, each with a warning
+/// (one left out is counted as dropped); a required field missing or refused makes the line bad
+/// (nothing is written from it).
 pub(crate) fn check_record(
     contract: &crate::contract::Contract,
     kind: &str,
@@ -37,12 +38,16 @@ pub(crate) fn check_record(
     if contract.check_fields(kind, m).is_empty() {
         return Ok(());
     }
-    let mut notes = contract.read_scalar_strings(kind, m);
-    notes.extend(contract.leave_out_refused_optional(kind, m));
+    let notes = contract.read_scalar_strings(kind, m);
+    let left_out = contract.leave_out_refused_optional(kind, m);
     if let Some(problem) = contract.check_fields(kind, m).into_iter().next() {
         return Err(LineError::bad(problem));
     }
     notes.into_iter().for_each(|n| out.warn(n));
+    for (field, note) in left_out {
+        out.warn(note);
+        out.dropped.push((kind.to_string(), field));
+    }
     Ok(())
 }
 
@@ -145,11 +150,19 @@ pub(crate) fn write_sorted(
     parts: &[&[(&str, Field<'_>)]],
     extra: Option<&Extra>,
     layout: crate::json::Layout,
+    report: &mut crate::report::Report,
 ) {
     let mut extras = extra.map(Extra::members).unwrap_or_default();
     if !extras.is_empty() {
         let may = contract.fields_of(kind);
-        extras.retain(|(k, v)| may.accepts(k, v));
+        extras.retain(|(k, v)| {
+            let written = || parts.iter().any(|part| part.iter().any(|(f, _)| *f == k.as_ref()));
+            let kept = may.accepts(k, v);
+            if !kept && refused_is_lost(v, written) {
+                report.dropped_field(kind, k);
+            }
+            kept
+        });
         extras.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     }
     let mut at = [0usize; 4];
@@ -237,10 +250,11 @@ pub(crate) fn write_in_order<'a>(
     fields: impl IntoIterator<Item = (&'a str, Field<'a>)>,
     extra: Option<&'a Extra>,
     layout: crate::json::Layout,
+    report: &mut crate::report::Report,
 ) {
     debug_assert!(!matches!(layout, crate::json::Layout::Sorted | crate::json::Layout::Go));
     if extra.is_some_and(|e| !e.is_empty()) {
-        return build_line(contract, kind, fields, extra).write(out, layout);
+        return build_line(contract, kind, fields, extra, report).write(out, layout);
     }
     let (comma, colon) = crate::json::layout::separators(layout);
     out.push(b'{');
@@ -266,12 +280,15 @@ pub(crate) fn write_in_order<'a>(
 /// when the source is the same dialect). An extra member takes the place of a written one only
 /// when the contract accepts its value there: it restores what the source said (an unknown
 /// status word, say), but never makes a line the contract forbids (a null where an id must be,
-/// a count that is not digits).
+/// a count that is not digits). A member so refused is counted in `report` as dropped (its
+/// value does not reach the output), but for a null whose key the encoder writes (null is no
+/// value: the member is there).
 pub(crate) fn build_line<'a, F: Into<Field<'a>>>(
     contract: &'a crate::contract::Contract,
     kind: &'a str,
     fields: impl IntoIterator<Item = (&'a str, F)>,
     extra: Option<&'a Extra>,
+    report: &mut crate::report::Report,
 ) -> Line<'a> {
     let fields = fields.into_iter();
     let extra = extra.map(Extra::members).unwrap_or_default();
@@ -295,10 +312,18 @@ pub(crate) fn build_line<'a, F: Into<Field<'a>>>(
         for (k, v) in extra {
             if may.accepts(&k, &v) {
                 put(&mut pairs, k, Field::Member(v));
+            } else if refused_is_lost(&v, || pairs.iter().any(|p| p.0 == k)) {
+                report.dropped_field(kind, &k);
             }
         }
     }
     Line { pairs }
+}
+
+/// Whether a source's member the contract refuses where it stands (`v`) is lost from the
+/// output: a value is; a null only where the encoder writes no field of its key (`written`).
+fn refused_is_lost(v: &crate::json::member::Member<'_>, written: impl FnOnce() -> bool) -> bool {
+    !v.is_null() || !written()
 }
 
 /// An ISO-8601 UTC timestamp for milliseconds since the epoch, as `Date.toISOString` writes it
@@ -326,6 +351,7 @@ mod tests {
     use super::*;
     use crate::json::text::Text;
     use crate::json::Layout;
+    use crate::report::Report;
 
     /// A field value of each way an encoder writes one, with text that needs escapes in some.
     fn field(pick: usize, text: &str) -> Field<'_> {
@@ -353,10 +379,10 @@ mod tests {
             let fields = || picks.iter().enumerate().map(|(i, &p)| (keys[i % keys.len()], field(p, text)));
             prop_assume!(picks.len() <= keys.len());
             let mut slow = Vec::new();
-            build_line(contract, "tool_call", fields(), None).write(&mut slow, layout);
+            build_line(contract, "tool_call", fields(), None, &mut Report::default()).write(&mut slow, layout);
             for extra in [None, Some(&Extra::new())] {
                 let mut fast = Vec::new();
-                write_in_order(&mut fast, contract, "tool_call", fields(), extra, layout);
+                write_in_order(&mut fast, contract, "tool_call", fields(), extra, layout, &mut Report::default());
                 prop_assert_eq!(String::from_utf8_lossy(&fast), String::from_utf8_lossy(&slow));
             }
         }
@@ -368,7 +394,15 @@ mod tests {
         let contract = Dialect::Adal.contract();
         let fields = || [("id", Field::Str("c1")), ("name", Field::Str("ours"))];
         let mut fast = Vec::new();
-        write_in_order(&mut fast, contract, "tool_call", fields(), Some(&extra), Layout::Compact);
+        write_in_order(
+            &mut fast,
+            contract,
+            "tool_call",
+            fields(),
+            Some(&extra),
+            Layout::Compact,
+            &mut Report::default(),
+        );
         assert_eq!(
             String::from_utf8(fast).unwrap(),
             "{\"type\":\"tool_call\",\"id\":\"c1\",\"name\":\"from the source\",\"seq\":3}\n"

@@ -245,7 +245,7 @@ fn emit<'a, F: Into<Field<'a>>>(
     extra: Option<&'a Extra>,
 ) {
     let fields = fields.into_iter().map(|(k, v)| (k, v.into()));
-    write_in_order(sink.out, Dialect::Adal.contract(), kind, fields, extra, Layout::Compact);
+    write_in_order(sink.out, Dialect::Adal.contract(), kind, fields, extra, Layout::Compact, sink.report);
 }
 
 /// adal's `args` is an object. Arguments that hold one are written as it; anything else

@@ -131,12 +131,12 @@ fn put<'a>(
     rec: &'a Record,
 ) {
     let extra = Some(&rec.extra).filter(|e| !e.is_empty());
-    write_in_order(sink.out, Dialect::Localcode.contract(), kind, fields, extra, Layout::Spaced);
+    write_in_order(sink.out, Dialect::Localcode.contract(), kind, fields, extra, Layout::Spaced, sink.report);
 }
 
 /// [`put`] for a line of no source line's (one made up where the source has none).
 fn put_new<'a>(sink: &mut Sink<'_>, kind: &'a str, fields: impl IntoIterator<Item = (&'a str, Field<'a>)>) {
-    write_in_order(sink.out, Dialect::Localcode.contract(), kind, fields, None, Layout::Spaced);
+    write_in_order(sink.out, Dialect::Localcode.contract(), kind, fields, None, Layout::Spaced, sink.report);
 }
 
 fn s(x: &str) -> Field<'_> {
@@ -298,7 +298,7 @@ impl Encoder {
             ("tokens", Field::Owned(Value::Object(tokens))),
         ];
         let extra = Some(&extra).filter(|e| !e.is_empty());
-        write_in_order(sink.out, Dialect::Localcode.contract(), "result", fields, extra, Layout::Spaced);
+        write_in_order(sink.out, Dialect::Localcode.contract(), "result", fields, extra, Layout::Spaced, sink.report);
     }
 
     /// One record's lines (see [`Encode::encode`], which notes whether the last was text).

@@ -255,7 +255,7 @@ impl Calls {
 
 fn emit(sink: &mut Sink<'_>, kind: &str, fields: Vec<(&str, Field<'_>)>, extra: Option<&Extra>) {
     let all = std::iter::once(("schema_version", Field::Owned(Value::from(SCHEMA_VERSION)))).chain(fields);
-    build_line(Dialect::Loom.contract(), kind, all, extra).write(sink.out, Layout::Sorted);
+    build_line(Dialect::Loom.contract(), kind, all, extra, sink.report).write(sink.out, Layout::Sorted);
 }
 
 /// Writes a line of one of the kinds most loom lines are, read from loom (`Turn`, `ToolCall`,
@@ -263,7 +263,7 @@ fn emit(sink: &mut Sink<'_>, kind: &str, fields: Vec<(&str, Field<'_>)>, extra: 
 /// key, with `kind` and `schema_version` among them. These are most of a loom stream's lines,
 /// and writing them through a member list to sort was most of translating loom to loom.
 fn emit_sorted(sink: &mut Sink<'_>, kind: &str, fields: &[(&str, Field<'_>)], extra: Option<&Extra>) {
-    write_sorted(sink.out, Dialect::Loom.contract(), kind, &[fields], extra, Layout::Sorted);
+    write_sorted(sink.out, Dialect::Loom.contract(), kind, &[fields], extra, Layout::Sorted, sink.report);
 }
 
 /// The fields of `f` that are there, in order, and how many: on the stack, for [`emit_sorted`].

@@ -130,7 +130,8 @@ impl Encoder {
         fields: impl IntoIterator<Item = (&'a str, Field<'a>)>,
         extra: Option<&'a Extra>,
     ) {
-        build_line(self.contract, kind, self.id_fields(kind).chain(fields), extra).write(sink.out, Layout::Go);
+        build_line(self.contract, kind, self.id_fields(kind).chain(fields), extra, sink.report)
+            .write(sink.out, Layout::Go);
     }
 
     /// [`Encoder::emit`] for a record that carries members of its own (`data`): they may name a
@@ -145,7 +146,7 @@ impl Encoder {
     ) {
         let data = data.iter().map(|(k, v)| (k.as_str(), Field::Value(v)));
         let all = last_wins(&[self.contract.type_field.as_str()], self.id_fields(kind).chain(data).chain(fields));
-        build_line(self.contract, kind, all, extra).write(sink.out, Layout::Go);
+        build_line(self.contract, kind, all, extra, sink.report).write(sink.out, Layout::Go);
     }
 
     /// The thread's id and the turn's, as lines carry them (in key order).
@@ -335,7 +336,7 @@ impl Encoder {
             Ids::Thread => &[thread, kind_field],
             Ids::Turn => &[thread, turn, kind_field],
         };
-        write_sorted(sink.out, self.contract, kind, &[fields, more, written], extra, Layout::Go);
+        write_sorted(sink.out, self.contract, kind, &[fields, more, written], extra, Layout::Go, sink.report);
     }
 
     fn start_call(&mut self, sink: &mut Sink<'_>, item: &str, name: &str, args: &Arguments, extra: Option<&Extra>) {
@@ -679,13 +680,11 @@ impl Encode for Encoder {
                 let stated = rec.extra.members();
                 for (k, said, value) in required {
                     // Absent, null, or of a type the contract refuses there (none of them is
-                    // written back: see `build_line`): missing. A refused value is said dropped.
+                    // written back: see `build_line`, which says a refused value dropped):
+                    // missing.
                     match stated.iter().find(|(key, _)| key == k).map(|(_, v)| v) {
                         Some(v) if !v.is_null() && may.accepts(k, v) => {}
-                        stated => {
-                            if stated.is_some_and(|v| !v.is_null()) {
-                                sink.report.dropped_field("session_configured", k);
-                            }
+                        _ => {
                             sink.report.synthesized(said);
                             fields.push((k, value));
                         }

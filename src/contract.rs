@@ -903,6 +903,15 @@ impl FieldsOf<'_> {
             Some(f) => check_value(f, &value.to_value()).is_ok(),
         }
     }
+
+    /// [`FieldsOf::accepts`] for a value already parsed.
+    pub fn accepts_value(&self, field: &str, value: &Value) -> bool {
+        match self.common.get(field).or_else(|| self.kind.and_then(|t| t.get(field))) {
+            None => true,
+            Some(f) if value.is_null() => f.nullable,
+            Some(f) => check_value(f, value).is_ok(),
+        }
+    }
 }
 
 /// The members of `m` none of `tables` names, under `prefix`; into the objects they list the

@@ -779,14 +779,19 @@ fn a_listed_member_of_a_type_its_contract_refuses_reaches_the_output_or_is_count
                 for to in Dialect::all() {
                     let r = run(&join(&input), from, to);
                     let report = &r.summary.report;
-                    let counted = report.dropped_fields.keys().any(|k| k.rsplit('.').next() == Some(name.as_str()));
+                    // Counted: the member, or the line as a whole (a dropped event more than the
+                    // stream as it was gives).
+                    let events = |r: &agentgate::report::Report| r.dropped_kinds.values().sum::<u64>();
+                    let whole = events(report) > events(&run(&join(&lines), from, to).summary.report);
+                    let counted =
+                        whole || report.dropped_fields.keys().any(|k| k.rsplit('.').next() == Some(name.as_str()));
                     if !(r.out.contains("§refused§") || counted || report.bad > 0) {
                         lost = true;
                         if !KNOWN_GAPS.contains(&gap.as_str()) {
                             failures.push(format!("{from} to {to}: line {} {kind}.{name}: {report}", at + 1));
                         }
                     }
-                    let unknown = report.dropped_fields.keys().any(|k| k.ends_with("§unknown§"));
+                    let unknown = whole || report.dropped_fields.keys().any(|k| k.ends_with("§unknown§"));
                     if !(r.out.contains("§unknown§") || unknown || report.bad > 0) {
                         let gap = format!("{from} {kind} (a member no spec names)");
                         if !KNOWN_GAPS.contains(&gap.as_str()) {
@@ -809,11 +814,12 @@ fn a_listed_member_of_a_type_its_contract_refuses_reaches_the_output_or_is_count
 
 /// What the test above still finds lost unsaid to some target (open work; the closing note of
 /// the session that wrote it says so), each as `dialect kind.member`, or `dialect kind (a member
-/// no spec names)` for the unknown member beside: the encoders of base-context, claude-code and
-/// gemini write a line of their own dialect anew from the model and write none of its extra
-/// members (nor count them); their decoders read a listed member of a refused type as absent
-/// (claude-code's, to other targets); wuu's `command_*` twin of a `tool_*` line is folded as a
-/// repeat, what it says beyond its twin unread.
+/// no spec names)` for the unknown member beside: base-context's encoder writes a line of its
+/// own dialect anew from the model and writes few of its extra members (nor counts the rest);
+/// a Claude `result` line's members are folded into the run's result, and to another dialect
+/// a member of a refused type in it goes unsaid (as does a `parent_tool_use_id` that is no
+/// string: its line is read as a subagent's); wuu's `command_*` twin of a `tool_*` line is
+/// folded as a repeat, what it says beyond its twin unread.
 const KNOWN_GAPS: &[&str] = &[
     "base-context agent_end (a member no spec names)",
     "base-context agent_end.messages",
@@ -826,23 +832,11 @@ const KNOWN_GAPS: &[&str] = &[
     "base-context message_update.messageId",
     "base-context session (a member no spec names)",
     "base-context session.parentSession",
-    "claude-code assistant (a member no spec names)",
     "claude-code assistant.parent_tool_use_id",
-    "claude-code assistant.session_id",
     "claude-code result.permission_denials",
     "claude-code result.result",
     "claude-code result.total_cost_usd",
-    "claude-code user (a member no spec names)",
     "claude-code user.parent_tool_use_id",
-    "claude-code user.session_id",
-    "gemini message (a member no spec names)",
-    "gemini message.delta",
-    "gemini result (a member no spec names)",
-    "gemini result.error",
-    "gemini result.stats",
-    "gemini tool_result (a member no spec names)",
-    "gemini tool_result.error",
-    "gemini tool_result.output",
     "wuu command_completed (a member no spec names)",
     "wuu command_completed.arguments",
     "wuu command_completed.name",

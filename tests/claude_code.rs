@@ -475,3 +475,38 @@ fn a_turn_limit_in_any_sources_words_is_error_max_turns() {
         );
     }
 }
+
+#[test]
+fn a_result_line_with_a_member_of_a_refused_type_comes_back_valid_and_says_what_it_lost() {
+    // claude-code.md, result: `result` is the answer's text, `total_cost_usd` a number,
+    // `duration_ms` an integer. A result line is kept whole (the run's result is folded from
+    // all of them), and was copied as read even when it was not valid: the output was not.
+    let stream = String::from_utf8(fixture("success.jsonl")).unwrap();
+    let spoiled = stream
+        .replace("\"result\":\"Two files: main.rs, lib.rs.\"", "\"result\":{\"text\":1}")
+        .replace("\"total_cost_usd\":0.022831", "\"total_cost_usd\":\"0.022831\"");
+    assert_ne!(spoiled, stream, "the fixture's result line is spoiled");
+    let opts = Options::new(Some(Dialect::ClaudeCode), Dialect::ClaudeCode);
+    let (out, summary, _) = translate_bytes(spoiled.as_bytes(), &opts);
+    let out = String::from_utf8(out).unwrap();
+    let problems = agentgate::contract::check_stream(Dialect::ClaudeCode.contract(), &out);
+    assert!(problems.is_empty(), "{problems:?}\n{out}");
+    let result: Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(result["type"], "result");
+    assert_eq!(result["duration_ms"], 5120, "the rest of the line as it was: {result}");
+    assert!(result.get("result").is_none(), "{result}");
+    let dropped = &summary.report.dropped_fields;
+    assert_eq!(dropped.get("result.result"), Some(&1), "{dropped:?}");
+    assert_eq!(dropped.get("result.total_cost_usd"), Some(&1), "{dropped:?}");
+
+    // A member the kind requires refused: the line cannot stand; the run's result is written
+    // from what was read, once.
+    let broken = spoiled.replace("\"duration_ms\":5120", "\"duration_ms\":\"5120 ms\"");
+    assert_ne!(broken, spoiled);
+    let (out, summary, _) = translate_bytes(broken.as_bytes(), &opts);
+    let out = String::from_utf8(out).unwrap();
+    let problems = agentgate::contract::check_stream(Dialect::ClaudeCode.contract(), &out);
+    assert!(problems.is_empty(), "{problems:?}\n{out}");
+    assert_eq!(out.lines().filter(|l| l.contains("\"type\":\"result\"")).count(), 1, "{out}");
+    assert_eq!(summary.report.dropped_kinds.get("result"), Some(&1), "{:?}", summary.report);
+}

@@ -455,12 +455,15 @@ impl Decode for Decoder {
             return Ok(());
         }
         // The members the spec names none of go with the line's last record: a target of
-        // another dialect counts them in its report, canonical keeps them.
+        // another dialect counts them in its report, canonical keeps them. So does a member it
+        // names whose value its contract refuses there (read as absent, it would be lost
+        // unsaid).
         let n = events.len();
+        let may = Dialect::ClaudeCode.contract().fields_of(&kind);
         for (i, e) in events.into_iter().enumerate() {
             let mut rec = own(e);
             if i + 1 == n {
-                for (k, v) in line.iter().filter(|(k, _)| !named_member(&kind, k)) {
+                for (k, v) in line.iter().filter(|(k, v)| !named_member(&kind, k) || !may.accepts_value(k, v)) {
                     rec.extra.insert(k.clone(), v.clone());
                 }
             }

@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 
 use crate::codec::make_room;
 use crate::codec::Context;
-use crate::codec::{Encode, Record, Sink};
+use crate::codec::{Dialect, Encode, Record, Sink};
 use crate::json::{write_line, Layout};
 use crate::model::{Arguments, Event, Outcome, Terminal, ToolStatus};
 use crate::report::Fate;
@@ -98,6 +98,29 @@ fn partial_of(block: &Value) -> (Value, Vec<Value>) {
 
 fn put(sink: &mut Sink<'_>, line: Value) {
     write_line(sink.out, &line, Layout::Compact);
+}
+
+/// A kept line of Claude's own without the members its contract refuses for the line's kind
+/// (each counted as dropped); `None` (the line counted as dropped) where a member the kind
+/// requires is one of them.
+fn valid_line(line: &Value, sink: &mut Sink<'_>) -> Option<Value> {
+    let contract = Dialect::ClaudeCode.contract();
+    let kind = line.get(&contract.type_field).and_then(Value::as_str).unwrap_or_default();
+    let (Value::Object(m), Some(spec)) = (line, contract.kinds.get(kind)) else { return Some(line.clone()) };
+    let may = contract.fields_of(kind);
+    let refused: Vec<&String> = m.iter().filter(|(k, v)| !may.accepts_value(k, v)).map(|(k, _)| k).collect();
+    if refused.is_empty() {
+        return Some(line.clone());
+    }
+    if refused.iter().any(|k| spec.fields.get(k.as_str()).is_some_and(|f| f.required)) {
+        sink.report.dropped_kind(kind);
+        return None;
+    }
+    for k in &refused {
+        sink.report.dropped_field(kind, k);
+    }
+    let kept = m.iter().filter(|(k, _)| !refused.contains(k)).map(|(k, v)| (k.clone(), v.clone()));
+    Some(Value::Object(kept.collect()))
 }
 
 /// Claude's `input_tokens` excludes the cache figures canonical input includes.
@@ -401,6 +424,14 @@ impl Encode for Encoder {
     }
 
     fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
+        // A Claude line written anew is written from the model: what its source line held
+        // beyond it (a member no spec names, one of a type the contract refuses) is not
+        // written, and counted.
+        if rec.origin == Dialect::ClaudeCode && !rec.extra.is_empty() && !matches!(rec.event, Event::Extension { .. }) {
+            for key in rec.extra.keys() {
+                sink.report.dropped_field(rec.event.kind(), &key);
+            }
+        }
         let cwd = match &rec.event {
             Event::Session(s) => s.cwd.clone(),
             _ => None,
@@ -537,10 +568,16 @@ impl Encode for Encoder {
             Event::FinalAnswer { .. } | Event::Usage(_) | Event::Cost { .. } => return Fate::Absorbed,
             Event::ToolOutput { .. } => return Fate::Absorbed,
             Event::Extension { line } if ctx.native => {
-                // A line of Claude's own the model has no event for, as it was.
+                // A line of Claude's own the model has no event for (a `result`, a `system`
+                // line but init), as it was; written anew when it was not valid as it stood:
+                // without the members its contract refuses, counted, or, where one it requires
+                // is refused, not at all (the run's result is then written from the model).
                 self.flush(sink);
+                let Some(line) = valid_line(line, sink) else {
+                    return Fate::Dropped;
+                };
                 self.done |= line.get("type").and_then(Value::as_str) == Some("result");
-                put(sink, line.clone());
+                put(sink, line);
                 return Fate::PassedThrough;
             }
             other => {

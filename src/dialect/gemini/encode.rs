@@ -86,6 +86,32 @@ fn carried(rec: &Record, key: &str) -> Option<Value> {
     rec.extra.get(key)
 }
 
+/// Counts what a gemini record carries from its source line that the line written anew from it
+/// does not hold (it is written from the model: of the members carried, only a time of Gemini
+/// CLI's form, an error's `type` and `stats.duration_ms` are written): a member no spec names, or
+/// one of a type the contract refuses, is not lost unsaid.
+fn count_unwritten(rec: &Record, sink: &mut Sink<'_>) {
+    let kind = rec.event.kind();
+    for (key, value) in rec.extra.to_fields() {
+        match (key.as_str(), &value) {
+            ("timestamp", Value::String(t)) if is_iso_millis(t) => {}
+            ("error" | "stats", Value::Object(members)) => {
+                for (k, v) in members {
+                    let written = match (key.as_str(), k.as_str()) {
+                        ("error", "type") => v.is_string(),
+                        ("stats", "duration_ms") => v.is_u64(),
+                        _ => false,
+                    };
+                    if !written {
+                        sink.report.dropped_field(kind, &format!("{key}.{k}"));
+                    }
+                }
+            }
+            _ => sink.report.dropped_field(kind, &key),
+        }
+    }
+}
+
 /// The time the source stated for the record, in the form Gemini CLI writes.
 fn said_time(rec: &Record) -> Option<String> {
     let t = match &rec.event {
@@ -506,6 +532,9 @@ impl Encode for Encoder {
     fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
         if self.done {
             return Fate::Absorbed;
+        }
+        if rec.origin == Dialect::Gemini && !rec.extra.is_empty() && !matches!(rec.event, Event::Extension { .. }) {
+            count_unwritten(rec, sink);
         }
         let said = said_time(rec);
         if let Event::Session(_) = &rec.event {

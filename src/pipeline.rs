@@ -346,7 +346,7 @@ impl<'o, W: Write> Run<'o, W> {
         // Asked before the decoder takes the line's members (of every line, in order).
         let pass = self.policy.pass(source, &m);
         let kind = (source == self.opts.to).then(|| m.get_str(&source.contract().type_field).map(|k| k.into_owned()));
-        let unnamed = self.unnamed(source, &m);
+        let unnamed = self.unnamed(source, &m, pass);
         if self.norm.terminal_done() {
             // What comes after the terminal is named in the input's words.
             self.norm.set_line_kind(m.get_str(&source.contract().type_field).map(|k| k.into_owned()));
@@ -360,7 +360,17 @@ impl<'o, W: Write> Run<'o, W> {
         if let Some(message) = self.foreign() {
             return self.bad(n, message, false, diag);
         }
+        let copied = pass == Pass::Copy;
         let pass = self.decided(n, pass, kind, diag);
+        // A line of the target's own dialect read leniently is written anew after all: what
+        // it holds that no spec names is counted as for any line written anew.
+        let unnamed = match unnamed {
+            None if copied && pass == Pass::Encode => match Object::parse(text) {
+                Ok(Ok(m)) => self.unnamed(source, &m, pass),
+                _ => None,
+            },
+            unnamed => unnamed,
+        };
         if let Some((kind, members)) = unnamed {
             self.count_unnamed(&kind, members);
         }
@@ -440,13 +450,20 @@ impl<'o, W: Write> Run<'o, W> {
     }
 
     /// Line `m`'s kind and its members no spec names, where the target is of another dialect
-    /// (it cannot be given them): counted once the line is decoded.
-    fn unnamed(&mut self, source: Dialect, m: &Object<'_>) -> Option<(String, Vec<String>)> {
-        if source == self.opts.to || self.opts.to == Dialect::Canonical || source == Dialect::Canonical {
+    /// (it cannot be given them), or of the same dialect and the line is written anew (`pass`:
+    /// its encoder writes from the model what no record keeps; members at the line's top only,
+    /// those inside its objects going with the records that write them back): counted once
+    /// the line is decoded. None for a line copied.
+    fn unnamed(&mut self, source: Dialect, m: &Object<'_>, pass: Pass) -> Option<(String, Vec<String>)> {
+        let own = source == self.opts.to;
+        if (own && pass == Pass::Copy) || self.opts.to == Dialect::Canonical || source == Dialect::Canonical {
             return None;
         }
         let c = source.contract();
-        let found = c.unnamed_members_with(m, &mut self.named_shapes);
+        let mut found = c.unnamed_members_with(m, &mut self.named_shapes);
+        if own {
+            found.retain(|k| !k.contains('.'));
+        }
         (!found.is_empty()).then(|| (m.get_str(&c.type_field).map(|k| k.into_owned()).unwrap_or_default(), found))
     }
 
@@ -461,8 +478,21 @@ impl<'o, W: Write> Run<'o, W> {
     /// What the records just decoded keep as extra members, for the line they stand for.
     fn keep_unnamed(&mut self) {
         if self.group.is_some() {
-            for rec in self.decoded.records.iter().filter(|r| !r.extra.is_empty()) {
+            for rec in &self.decoded.records {
                 self.group_kept.extend(rec.extra.keys().map(|k| k.into_owned()));
+                if rec.origin != self.opts.to {
+                    continue;
+                }
+                // What a record holds as its source gave it (a line kept whole, a record's
+                // data), an encoder of its own dialect writes back.
+                match &rec.event {
+                    Event::Extension { line: Value::Object(line) } => self.group_kept.extend(line.keys().cloned()),
+                    Event::Compaction { data, .. }
+                    | Event::Subagent { data, .. }
+                    | Event::FileChange { data, .. }
+                    | Event::Diagnostics { data, .. } => self.group_kept.extend(data.iter().map(|(k, _)| k.clone())),
+                    _ => {}
+                }
             }
         }
     }
@@ -564,10 +594,10 @@ impl<'o, W: Write> Run<'o, W> {
         // A new line: the last one's records are all in.
         self.settle_unnamed();
         let Ok(Ok(m)) = Object::parse(&carried.text) else { return Pass::Encode };
-        if let Some((kind, members)) = self.unnamed(carried.dialect, &m) {
+        let mut pass = self.policy.pass(carried.dialect, &m);
+        if let Some((kind, members)) = self.unnamed(carried.dialect, &m, pass) {
             self.count_unnamed(&kind, members);
         }
-        let mut pass = self.policy.pass(carried.dialect, &m);
         if pass == Pass::Defer {
             return Pass::Encode;
         }

@@ -791,7 +791,11 @@ fn a_listed_member_of_a_type_its_contract_refuses_reaches_the_output_or_is_count
                             failures.push(format!("{from} to {to}: line {} {kind}.{name}: {report}", at + 1));
                         }
                     }
-                    let unknown = whole || report.dropped_fields.keys().any(|k| k.ends_with("§unknown§"));
+                    let unknown_counted = report.dropped_fields.keys().any(|k| k.ends_with("§unknown§"));
+                    if r.out.contains("§unknown§") && unknown_counted {
+                        failures.push(format!("{from} to {to}: line {} {kind}: written and counted", at + 1));
+                    }
+                    let unknown = whole || unknown_counted;
                     if !(r.out.contains("§unknown§") || unknown || report.bad > 0) {
                         let gap = format!("{from} {kind} (a member no spec names)");
                         if !KNOWN_GAPS.contains(&gap.as_str()) {
@@ -814,24 +818,18 @@ fn a_listed_member_of_a_type_its_contract_refuses_reaches_the_output_or_is_count
 
 /// What the test above still finds lost unsaid to some target (open work; the closing note of
 /// the session that wrote it says so), each as `dialect kind.member`, or `dialect kind (a member
-/// no spec names)` for the unknown member beside: base-context's encoder writes a line of its
-/// own dialect anew from the model and writes few of its extra members (nor counts the rest);
-/// a Claude `result` line's members are folded into the run's result, and to another dialect
+/// no spec names)` for the unknown member beside: base-context's decoder reads a listed member
+/// of a refused type (a `messageId` that is no integer, a `message` that is no object) as
+/// absent and keeps it nowhere; a Claude `result` line's members are folded into the run's result, and to another dialect
 /// a member of a refused type in it goes unsaid (as does a `parent_tool_use_id` that is no
 /// string: its line is read as a subagent's); wuu's `command_*` twin of a `tool_*` line is
 /// folded as a repeat, what it says beyond its twin unread.
 const KNOWN_GAPS: &[&str] = &[
-    "base-context agent_end (a member no spec names)",
     "base-context agent_end.messages",
-    "base-context message_end (a member no spec names)",
     "base-context message_end.messageId",
-    "base-context message_start (a member no spec names)",
     "base-context message_start.messageId",
-    "base-context message_update (a member no spec names)",
     "base-context message_update.message",
     "base-context message_update.messageId",
-    "base-context session (a member no spec names)",
-    "base-context session.parentSession",
     "claude-code assistant.parent_tool_use_id",
     "claude-code result.permission_denials",
     "claude-code result.result",

@@ -878,3 +878,33 @@ fn json_deltas_asked_of_a_plain_stream_writes_the_delta_form() {
     assert_eq!(update["messageId"], 1);
     assert!(update.get("message").is_none() && update["assistantMessageEvent"].get("partial").is_none(), "{update}");
 }
+
+#[test]
+fn a_delta_stream_written_in_the_plain_form_counts_every_member_it_does_not_write() {
+    // base-context.md: "Without this flag, the JSON format above is unchanged": a --json-deltas
+    // stream to base-context is written anew in the plain form, line by line from the model.
+    // A member no spec names on a line written so was left out, and the report said nothing.
+    let stream = String::from_utf8(fixture("deltas.jsonl")).unwrap();
+    let marked: Vec<String> = stream
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            v.as_object_mut().unwrap().insert(format!("zz_{i}"), Value::from(i));
+            serde_json::to_string(&v).unwrap()
+        })
+        .collect();
+    let input = marked.join("\n") + "\n";
+    let (out, summary, _) =
+        translate_bytes(input.as_bytes(), &Options::new(Some(Dialect::BaseContext), Dialect::BaseContext));
+    let out = String::from_utf8(out).unwrap();
+    let dropped = &summary.report.dropped_fields;
+    for i in 0..marked.len() {
+        let key = format!("zz_{i}");
+        let written = out.contains(&format!("\"{key}\""));
+        let counted: u64 = dropped.iter().filter(|(k, _)| k.ends_with(&format!(".{key}"))).map(|(_, n)| n).sum();
+        assert!(written != (counted == 1), "line {}: written {written}, counted {counted}: {dropped:?}", i + 1);
+    }
+    // Some lines are written anew, and each of theirs is counted.
+    assert!(dropped.keys().any(|k| k.starts_with("message_update.zz_")), "{dropped:?}");
+}

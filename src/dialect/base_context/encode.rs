@@ -1402,6 +1402,26 @@ struct Ended<'a> {
     bare: bool,
 }
 
+/// The members a base-context source gives a record beyond the model (see its decoder) that
+/// its line written anew holds: a message's origin, a kept message, a time, a result's details,
+/// a refusal. (A usage record's, the message's own members, all go into the message.)
+const WRITTEN_EXTRA: [&str; 7] = ["api", "provider", "model", "timestamp", "message", "details", "refusal"];
+
+/// Counts what a base-context record carries from its source line that the line written anew
+/// does not hold (a member no spec names, one of a type the contract refuses): a line of its
+/// own is written from the model, not copied, when it was not valid as it stood or the form
+/// asked for differs (`--json-deltas`).
+fn count_unwritten(rec: &Record, sink: &mut Sink<'_>) {
+    if matches!(rec.event, Event::Extension { .. } | Event::Usage(_)) {
+        return;
+    }
+    for key in rec.extra.keys() {
+        if !WRITTEN_EXTRA.contains(&key.as_ref()) {
+            sink.report.dropped_field(rec.event.kind(), &key);
+        }
+    }
+}
+
 /// Member `key` of the extra members a base-context source gave the record (see its decoder);
 /// `None` for a record from another dialect.
 fn source_said(rec: &Record, key: &str) -> Option<Value> {
@@ -1523,6 +1543,9 @@ impl Encode for Encoder {
     }
 
     fn encode(&mut self, rec: &Record, ctx: &Context, sink: &mut Sink<'_>) -> Fate {
+        if ctx.native && !self.observing && !rec.extra.is_empty() {
+            count_unwritten(rec, sink);
+        }
         let start = sink.out.len();
         let fate = self.encode_record(rec, ctx, sink);
         self.owed = !self.observing && (self.pending_end.is_some() || self.pending_loop);

@@ -6,6 +6,7 @@ mod common;
 use agentgate::contract::{check_stream, contract};
 use agentgate::model::Outcome;
 use agentgate::Dialect;
+use proptest::strategy::Strategy;
 use strum::IntoEnumIterator;
 
 #[test]
@@ -131,5 +132,53 @@ proptest::proptest! {
         let value: serde_json::Value = serde_json::from_str(&line).unwrap();
         let as_read = loom.check_line(&value);
         proptest::prop_assert_eq!(as_written.is_empty(), as_read.is_empty(), "{} {:?} {:?}", line, as_written, as_read);
+    }
+}
+
+/// A JSON value of any type, as text, a few of each.
+fn any_json() -> impl proptest::strategy::Strategy<Value = String> {
+    proptest::sample::select(vec![
+        "\"text\"",
+        "\"\"",
+        "7",
+        "-0",
+        "1.5",
+        "1e2",
+        "null",
+        "true",
+        "{}",
+        "{\"a\":1}",
+        "[]",
+        "[1,\"b\"]",
+    ])
+    .prop_map(str::to_string)
+}
+
+proptest::proptest! {
+    /// The same for an object whose fields the contract lists (Claude's `message`): read off its
+    /// text member by member, it is judged as the parsed line judges it, whatever its members
+    /// hold, a member given twice included (the last one stands, as serde_json reads it).
+    #[test]
+    fn an_object_whose_fields_are_listed_is_judged_alike_as_written_and_as_read(
+        members in proptest::collection::vec(
+            (proptest::sample::select(vec!["id", "role", "content", "model", "zz"]), any_json()),
+            0..6,
+        ),
+        message_is_an_object in proptest::bool::weighted(0.9),
+        other in any_json(),
+    ) {
+        let message = if message_is_an_object {
+            let inside: Vec<String> = members.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
+            format!("{{{}}}", inside.join(","))
+        } else {
+            other
+        };
+        let line = format!("{{\"type\":\"assistant\",\"message\":{message},\"session_id\":\"s\"}}");
+        let claude = contract("claude-code");
+        let object = agentgate::json::Object::parse(&line).unwrap().unwrap();
+        let as_written = claude.check_fields("assistant", &object);
+        let value: serde_json::Value = serde_json::from_str(&line).unwrap();
+        let as_read: Vec<String> = claude.check_line(&value).into_iter().filter(|p| p.starts_with("assistant")).collect();
+        proptest::prop_assert_eq!(as_written, as_read, "{}", line);
     }
 }

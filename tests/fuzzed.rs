@@ -367,3 +367,21 @@ fn a_loom_turn_written_as_minus_zero_is_not_an_integer() {
     assert!(problems.iter().any(|(_, p)| p.contains("max_parallel")), "{problems:?}");
     translates_soundly(wuu, Dialect::Wuu);
 }
+
+#[test]
+fn a_base_context_compaction_end_whose_aborted_is_no_boolean_is_written_with_one() {
+    // base-context.md: compaction_end's `aborted` is a boolean. One that was an object (the
+    // campaign's `streams`) went into the line written anew as it came: not valid.
+    let stream = concat!(
+        "{\"type\":\"session\",\"version\":3,\"id\":\"x\",\"timestamp\":\"2023-11-14T22:13:20.000Z\",\"cwd\":\"\"}\n",
+        "{\"type\":\"compaction_end\",\"reason\":\"threshold\",\"aborted\":{\"k0\":1},\"willRetry\":false}\n",
+    );
+    translates_soundly(stream, Dialect::BaseContext);
+    let mut opts = Options::new(Some(Dialect::BaseContext), Dialect::BaseContext);
+    opts.encode.json_deltas = true;
+    let (out, summary, _) = translate_bytes(stream.as_bytes(), &opts);
+    let out = String::from_utf8(out).unwrap();
+    assert!(check_stream(Dialect::BaseContext.contract(), &out).is_empty(), "{out}");
+    assert!(out.lines().nth(1).unwrap().contains("\"aborted\":false"), "the placeholder: {out}");
+    assert_eq!(summary.report.dropped_fields.get("compaction_end.aborted"), Some(&1), "{:?}", summary.report);
+}

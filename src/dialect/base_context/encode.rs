@@ -655,8 +655,16 @@ impl Encoder {
         let reason = reason.or_else(|| self.compaction_reason.clone()).unwrap_or_else(|| "threshold".into());
         self.compaction_reason = start.then(|| reason.clone());
         let mut line = obj(vec![("type", json!(kind)), ("reason", json!(reason))]);
+        // What the source's line held beyond the reason, but a member of a type base-context's
+        // reader refuses there (the campaign's `streams`: `aborted` an object), left out and
+        // counted (a required one then gets its placeholder, below).
+        let may = Dialect::BaseContext.contract().fields_of(kind);
         for (k, v) in data {
-            line[k] = v.clone();
+            if may.accepts_value(k, v) {
+                line[k] = v.clone();
+            } else {
+                sink.report.dropped_field(kind, k);
+            }
         }
         if !start {
             // `aborted` and `willRetry` are required members of compaction_end.

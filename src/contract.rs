@@ -57,6 +57,20 @@ impl FieldType {
             FieldType::Any => "a value",
         }
     }
+
+    /// The emptiest value of the type: what a writer puts where a member its contract requires
+    /// had a value of another type (and says so).
+    pub fn placeholder(self) -> Value {
+        match self {
+            FieldType::String | FieldType::StringOrInteger => Value::from(""),
+            FieldType::Digits | FieldType::IntString => Value::from("0"),
+            FieldType::BoolString => Value::from("false"),
+            FieldType::Integer | FieldType::Number => Value::from(0),
+            FieldType::Boolean => Value::Bool(false),
+            FieldType::Object | FieldType::Any => Value::Object(Map::new()),
+            FieldType::Array => Value::Array(Vec::new()),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]

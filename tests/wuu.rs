@@ -775,3 +775,29 @@ fn a_refused_tool_status_is_a_refusal_in_every_target() {
         );
     }
 }
+
+#[test]
+fn a_line_whose_member_has_a_type_wuus_reader_refuses_comes_back_valid_and_says_so() {
+    // wuu.md: file_changed carries thread_id and turn_id (strings) beside tool_name, path and
+    // action; subagent_* lines carry agent_id, thread_id, agent_type, status (strings). A line
+    // holding one of another type was written anew with the member as it came: not valid.
+    let stream = concat!(
+        "{\"thread_id\":\"th\",\"turn_id\":\"turn-1\",\"type\":\"turn_started\"}\n",
+        "{\"action\":\"modified\",\"path\":\"src/w.tsx\",\"thread_id\":{\"x\":1},\"tool_name\":\"apply_patch\",\"turn_id\":\"turn-1\",\"type\":\"file_changed\"}\n",
+        "{\"agent_id\":\"a\",\"agent_type\":7,\"status\":\"running\",\"thread_id\":\"th\",\"type\":\"subagent_updated\"}\n",
+    );
+    let opts = agentgate::Options::new(Some(Dialect::Wuu), Dialect::Wuu);
+    let (out, summary, _) = agentgate::translate_bytes(stream.as_bytes(), &opts);
+    let out = String::from_utf8(out).unwrap();
+    let problems = agentgate::contract::check_stream(Dialect::Wuu.contract(), &out);
+    assert!(problems.is_empty(), "{problems:?}\n{out}");
+    let lines = common::values(&out);
+    let changed = lines.iter().find(|l| l["type"] == "file_changed").unwrap();
+    assert!(changed["thread_id"].is_string(), "a string, not the object: {changed}");
+    let subagent = lines.iter().find(|l| l["type"] == "subagent_updated").unwrap();
+    assert_eq!(subagent["agent_type"], "", "the emptiest string: {subagent}");
+    let report = &summary.report;
+    assert_eq!(report.dropped_fields.get("file_changed.thread_id"), Some(&1), "{report:?}");
+    assert_eq!(report.dropped_fields.get("subagent_updated.agent_type"), Some(&1), "{report:?}");
+    assert_eq!(report.synthesized.get("subagent_updated.agent_type"), Some(&1), "{report:?}");
+}

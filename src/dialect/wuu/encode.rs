@@ -144,8 +144,40 @@ impl Encoder {
         fields: impl IntoIterator<Item = (&'a str, Field<'a>)>,
         extra: Option<&'a Extra>,
     ) {
-        let data = data.iter().map(|(k, v)| (k.as_str(), Field::Value(v)));
-        let all = last_wins(&[self.contract.type_field.as_str()], self.id_fields(kind).chain(data).chain(fields));
+        // A member of the record's data that wuu's reader refuses where it stands (a
+        // file_changed thread_id that is an object) is left out, counted; a required one gets
+        // the emptiest value of its type, said.
+        let spec = self.contract.kinds.get(kind);
+        let may = self.contract.fields_of(kind);
+        let mut refused: Vec<(&str, Value)> = Vec::new();
+        let data: Vec<_> = data
+            .iter()
+            .filter(|(k, v)| {
+                let ok = may.accepts_value(k, v);
+                if !ok {
+                    let required = spec.and_then(|s| s.fields.get(k.as_str())).filter(|f| f.required);
+                    refused.push((k.as_str(), required.map_or(Value::Null, |f| f.ty.placeholder())));
+                }
+                ok
+            })
+            .map(|(k, v)| (k.as_str(), Field::Value(v)))
+            .collect();
+        let fields: Vec<_> = fields.into_iter().collect();
+        for (k, placeholder) in &refused {
+            sink.report.dropped_field(kind, k);
+            if !placeholder.is_null() && !fields.iter().any(|(f, _)| f == k) {
+                sink.report.synthesized(&format!("{kind}.{k}"));
+            }
+        }
+        let placeholders: Vec<_> = refused
+            .into_iter()
+            .filter(|(k, p)| !p.is_null() && !fields.iter().any(|(f, _)| f == k))
+            .map(|(k, p)| (k, Field::Owned(p)))
+            .collect();
+        let all = last_wins(
+            &[self.contract.type_field.as_str()],
+            self.id_fields(kind).chain(data).chain(placeholders).chain(fields),
+        );
         build_line(self.contract, kind, all, extra, sink.report).write(sink.out, Layout::Go);
     }
 

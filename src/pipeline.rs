@@ -595,10 +595,10 @@ impl<'o, W: Write> Run<'o, W> {
         self.settle_unnamed();
         let Ok(Ok(m)) = Object::parse(&carried.text) else { return Pass::Encode };
         let mut pass = self.policy.pass(carried.dialect, &m);
-        if let Some((kind, members)) = self.unnamed(carried.dialect, &m, pass) {
-            self.count_unnamed(&kind, members);
-        }
         if pass == Pass::Defer {
+            if let Some((kind, members)) = self.unnamed(carried.dialect, &m, Pass::Encode) {
+                self.count_unnamed(&kind, members);
+            }
             return Pass::Encode;
         }
         // A terminal record's line must be the target's terminal record: a canonical stream that
@@ -610,6 +610,9 @@ impl<'o, W: Write> Run<'o, W> {
             if c.terminal.as_ref().is_some_and(|t| m.get_str(&c.type_field).is_none_or(|k| k != t.kind)) {
                 pass = Pass::Encode;
             }
+        }
+        if let Some((kind, members)) = self.unnamed(carried.dialect, &m, pass) {
+            self.count_unnamed(&kind, members);
         }
         if pass == Pass::Encode && carried.dialect == self.opts.to {
             let kind = m.get_str(&carried.dialect.contract().type_field);

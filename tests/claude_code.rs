@@ -510,3 +510,18 @@ fn a_result_line_with_a_member_of_a_refused_type_comes_back_valid_and_says_what_
     assert_eq!(out.lines().filter(|l| l.contains("\"type\":\"result\"")).count(), 1, "{out}");
     assert_eq!(summary.report.dropped_kinds.get("result"), Some(&1), "{:?}", summary.report);
 }
+
+#[test]
+fn a_result_line_with_a_subtype_the_spec_does_not_list_is_written_from_the_model() {
+    // claude-code.md lists result's subtypes; a kept result line whose members all have their
+    // types but whose subtype is none of them was written back as it came: not valid.
+    let stream = String::from_utf8(fixture("success.jsonl")).unwrap();
+    let spoiled = stream.replace("\"subtype\":\"success\",\"is_error\"", "\"subtype\":\"weird\",\"is_error\"");
+    assert_ne!(spoiled, stream);
+    let opts = Options::new(Some(Dialect::ClaudeCode), Dialect::ClaudeCode);
+    let (out, _, _) = translate_bytes(spoiled.as_bytes(), &opts);
+    let out = String::from_utf8(out).unwrap();
+    let problems = agentgate::contract::check_stream(Dialect::ClaudeCode.contract(), &out);
+    assert!(problems.is_empty(), "{problems:?}\n{out}");
+    assert_eq!(out.lines().filter(|l| l.contains("\"type\":\"result\"")).count(), 1, "{out}");
+}

@@ -434,3 +434,23 @@ fn the_run_start_generation_is_read_its_error_status_a_failed_call() {
     assert_eq!((s.tool_calls.total, s.tool_calls.failed), (2, 1));
     assert_eq!(s.run_id.as_deref(), Some("r1"));
 }
+
+#[test]
+fn a_content_line_over_the_chunk_limit_gives_its_members_to_one_chunk_and_counts_them_once() {
+    // localcode.md: a content chunk is at most 2000 characters; a longer one read from a
+    // localcode source is written again as several. What the source line held beyond the
+    // model went with every chunk (and with a stream_start made up before them): a member no
+    // spec names written three times, one the contract refuses counted once per chunk.
+    let long = "x".repeat(2500);
+    let stream = format!(
+        "{{\"type\": \"content\", \"chunk\": \"{long}\", \"chars\": \"2500\", \"zz_mine\": 1, \"index\": \"no\"}}\n"
+    );
+    let opts = agentgate::Options::new(Some(Dialect::Localcode), Dialect::Localcode);
+    let (out, summary, _) = agentgate::translate_bytes(stream.as_bytes(), &opts);
+    let out = String::from_utf8(out).unwrap();
+    assert_eq!(out.matches("zz_mine").count(), 1, "{out}");
+    let chunks = out.lines().filter(|l| l.contains("\"type\": \"content\"")).count();
+    assert_eq!(chunks, 2, "{out}");
+    let dropped: u64 = summary.report.dropped_fields.values().sum();
+    assert!(dropped <= 1, "{:?}", summary.report);
+}

@@ -667,9 +667,13 @@ impl Encoder {
             }
         }
         if !start {
-            // `aborted` and `willRetry` are required members of compaction_end.
+            // `aborted` and `willRetry` are required members of compaction_end (one refused
+            // above is said as made up; one the source's generation did not write is not).
             for k in ["aborted", "willRetry"] {
                 if line.get(k).is_none() {
+                    if data.contains_key(k) {
+                        sink.report.synthesized(&format!("{kind}.{k}"));
+                    }
                     line[k] = json!(false);
                 }
             }
@@ -1688,8 +1692,13 @@ impl Encoder {
             Event::Diagnostics { kind, data } if kind == "session_action_update" => {
                 self.ensure_header(ctx, sink, None, None, None);
                 let mut line = json!({"type": kind});
+                let may = Dialect::BaseContext.contract().fields_of(kind);
                 for (k, v) in data {
-                    line[k] = v.clone();
+                    if may.accepts_value(k, v) {
+                        line[k] = v.clone();
+                    } else {
+                        sink.report.dropped_field(kind, k);
+                    }
                 }
                 self.put(sink, line);
             }

@@ -463,7 +463,10 @@ impl Decode for Decoder {
         for (i, e) in events.into_iter().enumerate() {
             let mut rec = own(e);
             if i + 1 == n {
-                for (k, v) in line.iter().filter(|(k, v)| !named_member(&kind, k) || !may.accepts_value(k, v)) {
+                // (A cost written as a string is read as its amount, not lost.)
+                let refused =
+                    |k: &str, v: &Value| !(may.accepts_value(k, v) || k == "total_cost_usd" && amount(v).is_some());
+                for (k, v) in line.iter().filter(|(k, v)| !named_member(&kind, k) || refused(k, v)) {
                     rec.extra.insert(k.clone(), v.clone());
                 }
             }

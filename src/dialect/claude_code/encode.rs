@@ -109,18 +109,25 @@ fn valid_line(line: &Value, sink: &mut Sink<'_>) -> Option<Value> {
     let (Value::Object(m), Some(spec)) = (line, contract.kinds.get(kind)) else { return Some(line.clone()) };
     let may = contract.fields_of(kind);
     let refused: Vec<&String> = m.iter().filter(|(k, v)| !may.accepts_value(k, v)).map(|(k, _)| k).collect();
-    if refused.is_empty() {
+    if refused.is_empty() && contract.check_line(line).iter().all(|p| p.starts_with("warning")) {
         return Some(line.clone());
     }
     if refused.iter().any(|k| spec.fields.get(k.as_str()).is_some_and(|f| f.required)) {
         sink.report.dropped_kind(kind);
         return None;
     }
+    let kept = m.iter().filter(|(k, _)| !refused.contains(k)).map(|(k, v)| (k.clone(), v.clone()));
+    let kept = Value::Object(kept.collect());
+    // Still not valid (a word the spec does not list, a required member missing, a nested
+    // member refused): not written.
+    if contract.check_line(&kept).iter().any(|p| !p.starts_with("warning")) {
+        sink.report.dropped_kind(kind);
+        return None;
+    }
     for k in &refused {
         sink.report.dropped_field(kind, k);
     }
-    let kept = m.iter().filter(|(k, _)| !refused.contains(k)).map(|(k, v)| (k.clone(), v.clone()));
-    Some(Value::Object(kept.collect()))
+    Some(kept)
 }
 
 /// Claude's `input_tokens` excludes the cache figures canonical input includes.

@@ -92,13 +92,20 @@ fn carried(rec: &Record, key: &str) -> Option<Value> {
 /// one of a type the contract refuses, is not lost unsaid.
 fn count_unwritten(rec: &Record, sink: &mut Sink<'_>) {
     let kind = rec.event.kind();
+    // An error's type is written where the line says a failure.
+    let failed = match &rec.event {
+        Event::ToolResult(r) => r.status != ToolStatus::Completed,
+        Event::Terminal(t) => t.outcome != Outcome::Completed,
+        Event::Error { .. } => true,
+        _ => false,
+    };
     for (key, value) in rec.extra.to_fields() {
         match (key.as_str(), &value) {
             ("timestamp", Value::String(t)) if is_iso_millis(t) => {}
             ("error" | "stats", Value::Object(members)) => {
                 for (k, v) in members {
                     let written = match (key.as_str(), k.as_str()) {
-                        ("error", "type") => v.is_string(),
+                        ("error", "type") => v.is_string() && failed,
                         ("stats", "duration_ms") => v.is_u64(),
                         _ => false,
                     };

@@ -199,8 +199,14 @@ impl Encoder {
     /// is already streaming, then `content` chunks of at most the contract's length.
     fn stream(&mut self, text: &str, rec: &Record, sink: &mut Sink<'_>) {
         self.start_stream(rec, sink);
-        for piece in split_chars(text, self.limit("content", "chunk")) {
-            put(sink, "content", [("chunk", s(piece)), ("chars", digits(char_len(piece)))], rec);
+        // The source line's members go with its first chunk, once.
+        for (i, piece) in split_chars(text, self.limit("content", "chunk")).into_iter().enumerate() {
+            let fields = [("chunk", s(piece)), ("chars", digits(char_len(piece)))];
+            if i == 0 {
+                put(sink, "content", fields, rec);
+            } else {
+                put_new(sink, "content", fields);
+            }
         }
         self.streaming = true;
     }
@@ -209,8 +215,10 @@ impl Encoder {
     /// localcode's text always comes after one.
     fn start_stream(&mut self, rec: &Record, sink: &mut Sink<'_>) {
         if !self.streaming {
+            // Made up: none of the source line's members (they go with the line it stands for).
+            let _ = rec;
             sink.report.synthesized("stream_start");
-            put(sink, "stream_start", vec![], rec);
+            put_new(sink, "stream_start", vec![]);
         }
     }
 
@@ -314,8 +322,12 @@ impl Encoder {
                 if self.reasoning.len() < MAX_REASONING_KEPT * 4 {
                     self.reasoning.push_str(text);
                 }
-                for piece in split_chars(text, self.limit("thinking_chunk", "chunk")) {
-                    put(sink, "thinking_chunk", [("chunk", s(piece))], rec);
+                for (i, piece) in split_chars(text, self.limit("thinking_chunk", "chunk")).into_iter().enumerate() {
+                    if i == 0 {
+                        put(sink, "thinking_chunk", [("chunk", s(piece))], rec);
+                    } else {
+                        put_new(sink, "thinking_chunk", [("chunk", s(piece))]);
+                    }
                 }
             }
             Event::ReasoningPeek { text } => {
@@ -353,9 +365,14 @@ impl Encoder {
                 // Longer text is split over several content events: nothing is cut.
                 let pieces = split_chars(text, self.limit("content", "chunk"));
                 let whole = pieces.len() == 1;
-                for piece in pieces {
+                for (i, piece) in pieces.into_iter().enumerate() {
                     let n = if whole { chars.unwrap_or_else(|| char_len(piece)) } else { char_len(piece) };
-                    put(sink, "content", [("chunk", s(piece)), ("chars", digits(n))], rec);
+                    let fields = [("chunk", s(piece)), ("chars", digits(n))];
+                    if i == 0 {
+                        put(sink, "content", fields, rec);
+                    } else {
+                        put_new(sink, "content", fields);
+                    }
                 }
                 self.streaming = true;
             }

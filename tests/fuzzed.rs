@@ -385,3 +385,21 @@ fn a_base_context_compaction_end_whose_aborted_is_no_boolean_is_written_with_one
     assert!(out.lines().nth(1).unwrap().contains("\"aborted\":false"), "the placeholder: {out}");
     assert_eq!(summary.report.dropped_fields.get("compaction_end.aborted"), Some(&1), "{:?}", summary.report);
 }
+
+#[test]
+fn a_base_context_message_time_past_what_64_bits_of_nanoseconds_hold_is_no_time_to_otlp() {
+    // base-context.md: a message's timestamp is in milliseconds. One of 9 * 10^13 (the year
+    // 4821) is inside what otlp took for a time, and its nanoseconds overflowed (the campaign's
+    // `streams`, with debug assertions: a panic; without, a wrong time).
+    let stream = std::fs::read_to_string("tests/fixtures/base-context/success.jsonl")
+        .unwrap()
+        .replace("\"timestamp\":1773655923530", "\"timestamp\":90000000000000");
+    assert!(stream.contains("90000000000000"));
+    translates_soundly(&stream, Dialect::BaseContext);
+    let (out, _, _) = translate_bytes(stream.as_bytes(), &Options::new(Some(Dialect::BaseContext), Dialect::Otlp));
+    let out = String::from_utf8(out).unwrap();
+    assert!(
+        out.lines().count() > 0 && out.lines().all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok()),
+        "{out}"
+    );
+}

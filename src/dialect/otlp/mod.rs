@@ -870,7 +870,10 @@ fn stated_time(rec: &Record) -> Option<u64> {
     }
     match rec.extra.get("timestamp")? {
         Value::Number(n) => {
-            n.as_u64().filter(|ms| (1_000_000_000_000..100_000_000_000_000).contains(ms)).map(|ms| ms * 1_000_000)
+            // (A time past what 64 bits of nanoseconds hold, in 2554, is no time.)
+            n.as_u64()
+                .filter(|ms| (1_000_000_000_000..100_000_000_000_000).contains(ms))
+                .and_then(|ms| ms.checked_mul(1_000_000))
         }
         Value::String(s) => iso_ns(&s),
         _ => None,

@@ -403,3 +403,22 @@ fn a_base_context_message_time_past_what_64_bits_of_nanoseconds_hold_is_no_time_
         "{out}"
     );
 }
+
+#[test]
+fn a_base_context_session_action_update_without_its_actions_gets_them_and_says_so() {
+    // mappings/base-context.json: session_action_update requires `actions`. One without it,
+    // or with a value of a refused type (left out since b756d46), was written anew without
+    // it (the campaign's `streams`, on 21b9249): not valid.
+    for actions in ["", ",\"actions\":\"x\""] {
+        let stream = format!(
+            "{{\"type\":\"session\",\"version\":3,\"id\":\"x\",\"timestamp\":\"1970-01-01T00:00:00.000Z\",\"cwd\":\"\"}}\n{{\"type\":\"session_action_update\"{actions}}}\n"
+        );
+        translates_soundly(&stream, Dialect::BaseContext);
+        let mut opts = Options::new(Some(Dialect::BaseContext), Dialect::BaseContext);
+        opts.encode.json_deltas = true;
+        let (out, summary, _) = translate_bytes(stream.as_bytes(), &opts);
+        let out = String::from_utf8(out).unwrap();
+        assert!(check_stream(Dialect::BaseContext.contract(), &out).is_empty(), "{out}");
+        assert_eq!(summary.report.synthesized.get("session_action_update.actions"), Some(&1), "{:?}", summary.report);
+    }
+}

@@ -1692,12 +1692,21 @@ impl Encoder {
             Event::Diagnostics { kind, data } if kind == "session_action_update" => {
                 self.ensure_header(ctx, sink, None, None, None);
                 let mut line = json!({"type": kind});
-                let may = Dialect::BaseContext.contract().fields_of(kind);
+                let contract = Dialect::BaseContext.contract();
+                let may = contract.fields_of(kind);
                 for (k, v) in data {
                     if may.accepts_value(k, v) {
                         line[k] = v.clone();
                     } else {
                         sink.report.dropped_field(kind, k);
+                    }
+                }
+                // A member the kind requires that the source's line lacked or had refused: the
+                // emptiest value of its type, said.
+                for (k, f) in contract.kinds.get(kind.as_str()).map(|s| &s.fields).into_iter().flatten() {
+                    if f.required && line.get(k).is_none() {
+                        sink.report.synthesized(&format!("{kind}.{k}"));
+                        line[k] = f.ty.placeholder();
                     }
                 }
                 self.put(sink, line);
